@@ -1,0 +1,46 @@
+/**
+ * What the pipeline reports. The pipeline calls these; src/metrics/prom-metrics.ts implements
+ * them with prom-client (names start with `sluice_`), and tests may pass a recording fake.
+ * Per-producer labels are bounded by the implementation (top producers plus `other`).
+ */
+export type Outcome =
+  | 'forwarded'
+  | 'delayed'
+  | 'overflowed'
+  | 'dead_lettered'
+  | 'shadow_delayed'
+  | 'shadow_overflowed';
+
+export interface Metrics {
+  /** count messages of one producer that reached an outcome. */
+  message(outcome: Outcome, producer: string, count?: number): void;
+  /** first seen → released, for a forwarded message. */
+  releaseDelay(ms: number): void;
+  /** one failed store call (timeout, connection). */
+  storeError(): void;
+  /** whether the store-error fallback is active. */
+  fallbackActive(active: boolean): void;
+  /** messages and bytes held in memory awaiting their release instant. */
+  held(messages: number, bytes: number): void;
+  /** inbound `sluice-*` headers dropped on ingress. */
+  forgedHeadersDropped(count: number): void;
+  /** retry messages whose `sluice-*` headers did not parse (decided again). */
+  malformedRetryHeaders(count: number): void;
+  /** a quota file reload, good or refused. */
+  quotaReload(result: 'ok' | 'error'): void;
+  /** a consumer crash; restart false means gone for good. */
+  consumerCrash(group: string, restart: boolean): void;
+}
+
+/** A Metrics that records nothing, for commands that do not serve /metrics (drain, status). */
+export const noMetrics: Metrics = {
+  message: () => undefined,
+  releaseDelay: () => undefined,
+  storeError: () => undefined,
+  fallbackActive: () => undefined,
+  held: () => undefined,
+  forgedHeadersDropped: () => undefined,
+  malformedRetryHeaders: () => undefined,
+  quotaReload: () => undefined,
+  consumerCrash: () => undefined,
+};
