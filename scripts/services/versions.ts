@@ -6,13 +6,15 @@ import { ServicesError } from './errors';
 
 export const KAFKA_VERSIONS = [
   '3.9.0', '3.9.1', '3.9.2',
-  '4.0.0', '4.0.1', '4.0.2', '4.1.0', '4.1.1', '4.1.2', '4.2.0', '4.2.1', '4.3.0', '4.3.1', '4.4.0',
+  '4.0.0', '4.0.1', '4.0.2', '4.1.0', '4.1.1', '4.1.2', '4.2.0', '4.2.1', '4.3.0', '4.3.1',
 ] as const;
 
 export const DEFAULT_KAFKA_VERSION = '3.9.2';
 
-/** One 3.9.x and the newest 4.x (SLUICE_TEST_KAFKA_VERSIONS overrides, comma-separated). */
-export const DEFAULT_TEST_KAFKA_VERSIONS = ['3.9.2', '4.4.0'];
+/**
+ * One 3.9.x and the newest 4.x (4.4.0 is on Maven Central without its kafka-tools-api jar, so
+ * it cannot be fetched) (SLUICE_TEST_KAFKA_VERSIONS overrides, comma-separated). */
+export const DEFAULT_TEST_KAFKA_VERSIONS = ['3.9.2', '4.3.1'];
 
 const compare = (a: string, b: string): number => {
   const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
