@@ -1,0 +1,119 @@
+/**
+ * The pipeline's Metrics (./types.ts) as Prometheus metrics, every name starting with `sluice_`.
+ * Per-producer series are bounded: the top `topProducers` producers by traffic keep their own
+ * label, everybody else counts as `other` (./top-producers.ts).
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Metrics, Outcome } from './types';
+import { OTHER, createTopProducers } from './top-producers';
+
+export const OUTCOMES: readonly Outcome[] = [
+  'forwarded',
+  'delayed',
+  'overflowed',
+  'dead_lettered',
+  'shadow_delayed',
+  'shadow_overflowed',
+];
+
+/** release delays in seconds: 1 ms … 1 day (retry tiers reach hours). */
+export const RELEASE_DELAY_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600, 21600, 86400];
+
+export interface PromMetricsOptions {
+  registry?: Registry;
+  /** how many producers keep their own label (default 50); the rest count as `other`. */
+  topProducers?: number;
+}
+
+export type PromMetrics = Metrics & { registry: Registry };
+
+const createInstruments = (registry: Registry) => {
+  const registers = [registry];
+  return {
+    messages: new Counter({ name: 'sluice_messages_total', help: 'Messages by outcome.', labelNames: ['outcome'], registers }),
+    producerMessages: new Counter({
+      name: 'sluice_producer_messages_total',
+      help: 'Messages by producer (the top producers by traffic; the rest as "other") and outcome.',
+      labelNames: ['producer', 'outcome'],
+      registers,
+    }),
+    releaseDelay: new Histogram({
+      name: 'sluice_release_delay_seconds',
+      help: 'First seen to released, for forwarded messages.',
+      buckets: RELEASE_DELAY_BUCKETS,
+      registers,
+    }),
+    storeErrors: new Counter({ name: 'sluice_store_errors_total', help: 'Failed limiter store calls (timeouts, connection errors).', registers }),
+    fallback: new Gauge({ name: 'sluice_store_fallback_active', help: '1 while the limiter.onStoreError policy is in force.', registers }),
+    heldMessages: new Gauge({ name: 'sluice_held_messages', help: 'Messages held in memory awaiting their release instant.', registers }),
+    heldBytes: new Gauge({ name: 'sluice_held_bytes', help: 'Bytes of the messages held in memory.', registers }),
+    forged: new Counter({ name: 'sluice_forged_headers_dropped_total', help: 'Inbound sluice-* headers dropped on the ingress topic.', registers }),
+    malformed: new Counter({
+      name: 'sluice_malformed_retry_headers_total',
+      help: 'Retry-tier messages whose sluice-* headers did not parse (decided again).',
+      registers,
+    }),
+    quotaReloads: new Counter({ name: 'sluice_quota_reloads_total', help: 'Quota file reloads by result (ok, error).', labelNames: ['result'], registers }),
+    crashes: new Counter({
+      name: 'sluice_consumer_crashes_total',
+      help: 'Consumer crashes by group and whether kafkajs restarts the consumer.',
+      labelNames: ['group', 'restart'],
+      registers,
+    }),
+  };
+};
+
+type Instruments = ReturnType<typeof createInstruments>;
+
+/**
+ * Per-producer counting with bounded labels. Keeps the counts of the labelled producers (at most
+ * `size` × outcomes numbers) so an evicted producer's series can be folded into `other` at once:
+ * sums over producers never go down.
+ */
+const createProducerCounter = (counter: Instruments['producerMessages'], size: number) => {
+  const top = createTopProducers({ size });
+  const counts = new Map<string, Map<Outcome, number>>();
+  const fold = (producer: string): void => {
+    for (const [outcome, value] of counts.get(producer) ?? []) {
+      counter.inc({ producer: OTHER, outcome }, value);
+      counter.remove({ producer, outcome });
+    }
+    counts.delete(producer);
+  };
+  return (outcome: Outcome, producer: string, count: number): void => {
+    const { label, evicted } = top.admit(producer, count);
+    if (evicted !== undefined) fold(evicted);
+    counter.inc({ producer: label, outcome }, count);
+    if (label === OTHER) return;
+    const byOutcome = counts.get(label) ?? new Map<Outcome, number>();
+    byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + count);
+    counts.set(label, byOutcome);
+  };
+};
+
+export const createPromMetrics = ({ registry = new Registry(), topProducers = 50 }: PromMetricsOptions = {}): PromMetrics => {
+  const m = createInstruments(registry);
+  const countProducer = createProducerCounter(m.producerMessages, topProducers);
+  for (const outcome of OUTCOMES) m.messages.inc({ outcome }, 0);
+  for (const result of ['ok', 'error']) m.quotaReloads.inc({ result }, 0);
+  m.fallback.set(0);
+
+  return {
+    registry,
+    message(outcome, producer, count = 1) {
+      m.messages.inc({ outcome }, count);
+      countProducer(outcome, producer, count);
+    },
+    releaseDelay: (ms) => m.releaseDelay.observe(Math.max(0, ms) / 1000),
+    storeError: () => m.storeErrors.inc(),
+    fallbackActive: (active) => m.fallback.set(active ? 1 : 0),
+    held(messages, bytes) {
+      m.heldMessages.set(messages);
+      m.heldBytes.set(bytes);
+    },
+    forgedHeadersDropped: (count) => m.forged.inc(count),
+    malformedRetryHeaders: (count) => m.malformed.inc(count),
+    quotaReload: (result) => m.quotaReloads.inc({ result }),
+    consumerCrash: (group, restart) => m.crashes.inc({ group, restart: String(restart) }),
+  };
+};
