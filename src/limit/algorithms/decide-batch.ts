@@ -1,0 +1,78 @@
+/**
+ * The rule combiner: k ordered messages of one producer decided against every limit of its
+ * rule in one step. A message passes only if every bucket and window admits it; a refusal
+ * charges nothing but the tail; after the first refusal the rest are refused too, each with
+ * its own notBefore spread one cost further along the tail. Pure: the caller stores the state.
+ */
+import type { Decision, LimitRule } from '../types';
+import { expiryOf, readState, type KeyState } from './key-state';
+import { leakyCharge, leakyVerdict } from './leaky-bucket';
+import { tokenCharge, tokenVerdict } from './token-bucket';
+import { LIMIT_BYTES, LIMIT_RATE, LIMIT_WINDOW_BASE, type Refusal } from './verdict';
+import { windowCharge, windowCheck, windowEnd, windowPrune } from './windows';
+
+export interface BatchOutcome {
+  decisions: Decision[];
+  state: KeyState;
+  /** When the stored state may be dropped (epoch ms, fractional). */
+  expiresAt: number;
+}
+
+/** CONTRACT.md `overflow:<limit>`: "rate", "bytes", or a window as the user wrote it ("1000/h"). */
+export const reasonOf = (rule: LimitRule, limit: number): string => {
+  if (limit === LIMIT_RATE) return 'rate';
+  if (limit === LIMIT_BYTES) return 'bytes';
+  return rule.windows[limit - LIMIT_WINDOW_BASE].label;
+};
+
+const latestRefusal = (refusals: Refusal[]): Refusal => {
+  let best = refusals[0];
+  for (const refusal of refusals) if (refusal.notBefore > best.notBefore) best = refusal;
+  return best;
+};
+
+/** Decides one message on `state` (changed in place); returns the refusal to repeat, if refused. */
+const decideOne = (rule: LimitRule, state: KeyState, now: number, size: number): { decision: Decision; refusal?: Refusal } => {
+  const token = rule.algorithm === 'token-bucket';
+  const verdict = token ? tokenVerdict(rule, state, now, size) : leakyVerdict(rule, state, now, size);
+  const refusals = [...verdict.refusals];
+  rule.windows.forEach((limit, j) => {
+    const notBefore = windowCheck(limit, state.windows[j]);
+    if (notBefore !== undefined) {
+      refusals.push({ limit: LIMIT_WINDOW_BASE + j, notBefore, spread: limit.windowMs / limit.max });
+    }
+  });
+  if (refusals.length === 0) {
+    if (token) tokenCharge(rule, state, now, size);
+    else leakyCharge(rule, state, verdict.at, size);
+    rule.windows.forEach((limit, j) => windowCharge(limit, state.windows[j], now));
+    return { decision: { admitted: true, at: Math.ceil(verdict.at) } };
+  }
+  const refusal = latestRefusal(refusals);
+  return { decision: refuse(rule, state, refusal, size), refusal };
+};
+
+const refuse = (rule: LimitRule, state: KeyState, refusal: Refusal, size: number): Decision => {
+  const notBefore = Math.max(refusal.notBefore, state.tail);
+  const spread = refusal.limit === LIMIT_BYTES ? size * (rule.byteIntervalMs as number) : refusal.spread;
+  state.tail = notBefore + spread;
+  return { admitted: false, at: Math.ceil(notBefore), reason: reasonOf(rule, refusal.limit) };
+};
+
+export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[]): BatchOutcome => {
+  const state = readState(rule, stored, now);
+  rule.windows.forEach((limit, j) => windowPrune(limit, state.windows[j], now));
+  const decisions: Decision[] = [];
+  let first: Refusal | undefined;
+  for (const size of sizes) {
+    if (first !== undefined) {
+      decisions.push(refuse(rule, state, first, size));
+      continue;
+    }
+    const { decision, refusal } = decideOne(rule, state, now, size);
+    decisions.push(decision);
+    first = refusal;
+  }
+  const ends = rule.windows.map((limit, j) => windowEnd(limit, state.windows[j]));
+  return { decisions, state, expiresAt: expiryOf(state, ends) };
+};

@@ -1,0 +1,29 @@
+/**
+ * Leaky bucket (shaping), DESIGN.md: one release time R = max(now, tat_i) for every bucket
+ * of the rule; admitted at R while R - now <= capacity, each bucket then at R + cost_i × T_i;
+ * otherwise refused from R - capacity by the bucket that set R.
+ */
+import type { LimitRule } from '../types';
+import type { KeyState } from './key-state';
+import { LIMIT_BYTES, LIMIT_RATE, type BucketVerdict } from './verdict';
+
+export const leakyVerdict = (rule: LimitRule, state: KeyState, now: number, size: number): BucketVerdict => {
+  const hasBytes = rule.byteIntervalMs !== undefined;
+  const release = Math.max(now, state.tat, hasBytes ? state.btat : 0);
+  if (release - now <= rule.capacityMs) return { ok: true, at: release, refusals: [] };
+  const bytesSetIt = hasBytes && state.btat > state.tat;
+  return {
+    ok: false,
+    at: release,
+    refusals: [
+      bytesSetIt
+        ? { limit: LIMIT_BYTES, notBefore: release - rule.capacityMs, spread: size * (rule.byteIntervalMs as number) }
+        : { limit: LIMIT_RATE, notBefore: release - rule.capacityMs, spread: rule.intervalMs },
+    ],
+  };
+};
+
+export const leakyCharge = (rule: LimitRule, state: KeyState, at: number, size: number): void => {
+  state.tat = at + rule.intervalMs;
+  if (rule.byteIntervalMs !== undefined) state.btat = at + size * rule.byteIntervalMs;
+};

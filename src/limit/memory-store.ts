@@ -1,0 +1,81 @@
+/**
+ * The limiter in process memory, on the pure reference algorithms: unit tests, development,
+ * and the `local` fallback while Redis is down. Memory stays bounded: a producer's state is
+ * dropped once its buckets are empty and its windows over, lazily when it is read again and by
+ * a small sweep that every decide() advances (so idle producers go away without a timer).
+ */
+import type { Clock } from '../clock';
+import { decideBatch } from './algorithms/decide-batch';
+import type { KeyState } from './algorithms/key-state';
+import type { BatchDecision, DecideRequest, LimitRule, LimiterStore, ProducerState } from './types';
+
+export interface MemoryStore extends LimiterStore {
+  /** Producers with state held (for tests and metrics). */
+  size(): number;
+  /** Drops every expired producer now; returns how many were dropped. */
+  sweep(now?: number): number;
+}
+
+interface Entry {
+  state: KeyState;
+  expiresAt: number;
+}
+
+/** How many entries each decide() examines for expiry. */
+const SWEEP_STEP = 4;
+
+export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
+  const entries = new Map<string, Entry>();
+  let cursor: Iterator<[string, Entry]> | undefined;
+
+  const live = (producer: string, now: number): Entry | undefined => {
+    const entry = entries.get(producer);
+    if (entry !== undefined && entry.expiresAt <= now) {
+      entries.delete(producer);
+      return undefined;
+    }
+    return entry;
+  };
+
+  const sweepStep = (now: number): void => {
+    for (let i = 0; i < SWEEP_STEP; i += 1) {
+      cursor ??= entries.entries();
+      const next = cursor.next();
+      if (next.done) {
+        cursor = undefined;
+        return;
+      }
+      if (next.value[1].expiresAt <= now) entries.delete(next.value[0]);
+    }
+  };
+
+  const decide = async ({ producer, rule, sizes, now: given }: DecideRequest): Promise<BatchDecision> => {
+    const now = given ?? clock.now();
+    const outcome = decideBatch(rule, live(producer, now)?.state, now, sizes);
+    entries.set(producer, { state: outcome.state, expiresAt: outcome.expiresAt });
+    sweepStep(now);
+    return { now, decisions: outcome.decisions };
+  };
+
+  const inspect = async (producer: string, rule: LimitRule, given?: number): Promise<ProducerState> => {
+    const now = given ?? clock.now();
+    const state = live(producer, now)?.state;
+    const next = state === undefined ? 0 : Math.min(Math.max(state.tat, state.btat), now + rule.capacityMs + rule.intervalMs);
+    if (next <= now) return { producer, backlogMs: 0, now };
+    return { producer, nextFreeAt: Math.ceil(next), backlogMs: Math.ceil(next - now), now };
+  };
+
+  const sweep = (given?: number): number => {
+    const now = given ?? clock.now();
+    let dropped = 0;
+    for (const [producer, entry] of entries) {
+      if (entry.expiresAt <= now) {
+        entries.delete(producer);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  };
+
+  return { decide, inspect, sweep, size: () => entries.size, close: async () => entries.clear() };
+};
