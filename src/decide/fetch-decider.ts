@@ -1,0 +1,99 @@
+/**
+ * Decides the messages of one fetch: grouped per producer (arrival order kept), ONE store
+ * call per producer, calls in parallel (ioredis pipelines them). `unlimited` producers never
+ * touch the store; shadow rules and `mode: shadow` decide (so the store measures) but forward
+ * everything at once, marking what would have been delayed or refused.
+ */
+import type { Clock } from '../clock';
+import type { BatchDecision } from '../limit/types';
+import type { GuardedStore } from './guarded-store';
+import { Candidate, enforceVerdicts, shadowVerdicts, Verdict } from './verdict';
+
+export type Mode = 'enforce' | 'shadow';
+
+export interface FetchDecider {
+  /** One verdict per candidate, in the same order. */
+  decide(candidates: readonly Candidate[]): Promise<Verdict[]>;
+}
+
+interface Group {
+  candidate: Candidate;
+  indexes: number[];
+}
+
+/** Groups candidates by producer (and rule), keeping arrival order inside each group. */
+export const groupByProducer = (candidates: readonly Candidate[]): Group[] => {
+  const groups = new Map<string, Group>();
+  candidates.forEach((candidate, index) => {
+    const key = `${candidate.producer}\u0000${candidate.rule.limit?.fingerprint ?? candidate.rule.name}`;
+    const group = groups.get(key);
+    if (group) group.indexes.push(index);
+    else groups.set(key, { candidate, indexes: [index] });
+  });
+  return [...groups.values()];
+};
+
+export const createFetchDecider = ({
+  store,
+  clock,
+  holdMaxMs,
+  mode,
+}: {
+  store: GuardedStore;
+  clock: Clock;
+  holdMaxMs: number;
+  mode: Mode;
+}): FetchDecider => {
+  const decideGroup = async (group: Group, candidates: readonly Candidate[]): Promise<Verdict[]> => {
+    const { producer, rule } = group.candidate;
+    if (rule.unlimited || !rule.limit) {
+      const now = clock.now();
+      return group.indexes.map(() => ({ kind: 'forward', at: now }));
+    }
+    const reply: BatchDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size) });
+    const localNow = clock.now();
+    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, localNow) : enforceVerdicts(reply, localNow, holdMaxMs);
+  };
+
+  return {
+    async decide(candidates) {
+      const groups = groupByProducer(candidates);
+      const results = await Promise.all(groups.map((group) => decideGroup(group, candidates)));
+      const verdicts: Verdict[] = new Array(candidates.length);
+      groups.forEach((group, g) => group.indexes.forEach((index, k) => (verdicts[index] = results[g][k])));
+      return verdicts;
+    },
+  };
+};
+
+/**
+ * Merges the decide calls made within one tick (the batches of several partitions of one
+ * fetch, handled concurrently) into one, so a producer seen on several partitions costs one
+ * store call per fetch.
+ */
+export const coalesceDecider = (inner: FetchDecider): FetchDecider => {
+  let waiting: { candidates: readonly Candidate[]; resolve(v: Verdict[]): void; reject(e: unknown): void }[] = [];
+  const flush = (): void => {
+    const calls = waiting;
+    waiting = [];
+    const all = calls.flatMap((call) => call.candidates);
+    inner.decide(all).then(
+      (verdicts) => {
+        let offset = 0;
+        for (const call of calls) {
+          call.resolve(verdicts.slice(offset, offset + call.candidates.length));
+          offset += call.candidates.length;
+        }
+      },
+      (error) => calls.forEach((call) => call.reject(error)),
+    );
+  };
+  return {
+    decide(candidates) {
+      return new Promise((resolve, reject) => {
+        if (waiting.length === 0) setImmediate(flush);
+        waiting.push({ candidates, resolve, reject });
+      });
+    },
+  };
+};

@@ -1,0 +1,48 @@
+/**
+ * What happens to one ingress message once decided. Instants are LOCAL epoch ms: a store
+ * reply's instants are on the store's clock and are converted with the reply's `now`
+ * (local = localNow + (at − reply.now)), so a skewed pod clock does not change the spacing.
+ */
+import type { BatchDecision, Decision, LimitRule } from '../limit/types';
+import type { ParkReason } from '../park/park-headers';
+
+/** The part of a resolved quota rule the pipeline needs (src/rules resolveRule's result). */
+export interface RuleView {
+  name: string;
+  unlimited: boolean;
+  shadow: boolean;
+  limit?: LimitRule;
+}
+
+export interface Candidate {
+  producer: string;
+  rule: RuleView;
+  /** Bytes the byte bucket charges: key + value. */
+  size: number;
+}
+
+export type Verdict =
+  /** Held in memory until `at`, then produced downstream. */
+  | { kind: 'forward'; at: number; shadow?: 'delayed' | 'overflowed' }
+  /** Written to a retry tier; may not leave before `notBefore`. */
+  | { kind: 'park'; reason: ParkReason; notBefore: number };
+
+export const reasonOf = (decision: Decision): ParkReason =>
+  decision.reason === 'store-unavailable' ? { kind: 'store-unavailable' } : { kind: 'overflow', limit: decision.reason ?? 'rate' };
+
+/** Enforcing: admitted within hold.maxMs → forward; admitted later → park `delayed`; refused → park with its reason. */
+export const enforceVerdicts = (reply: BatchDecision, localNow: number, holdMaxMs: number): Verdict[] =>
+  reply.decisions.map((decision) => {
+    const at = localNow + (decision.at - reply.now);
+    if (!decision.admitted) return { kind: 'park', reason: reasonOf(decision), notBefore: at };
+    if (at - localNow <= holdMaxMs) return { kind: 'forward', at };
+    return { kind: 'park', reason: { kind: 'delayed' }, notBefore: at };
+  });
+
+/** Shadow: everything forwarded now; what would have been delayed or refused is marked. */
+export const shadowVerdicts = (reply: BatchDecision, localNow: number): Verdict[] =>
+  reply.decisions.map((decision) => {
+    if (!decision.admitted) return { kind: 'forward', at: localNow, shadow: 'overflowed' };
+    if (decision.at > reply.now) return { kind: 'forward', at: localNow, shadow: 'delayed' };
+    return { kind: 'forward', at: localNow };
+  });

@@ -1,0 +1,120 @@
+/**
+ * Holds admitted messages in memory until their release instant (local epoch ms), then calls
+ * their `release`. The caller never waits here: `add` returns at once. Held messages and bytes
+ * are capped: past either cap `onPressure(true)` tells the consumer to pause; once both fall
+ * below 80% of their cap, `onPressure(false)` lets it resume.
+ */
+import type { Clock } from '../clock';
+import { MinHeap } from './min-heap';
+
+export interface HeldMessage {
+  /** Local epoch ms at which to release. */
+  at: number;
+  bytes: number;
+  /** Called once, at (or just after) `at`; or with `expired` when shutting down (see takeLaterThan). */
+  release(): void;
+}
+
+export interface HoldScheduler {
+  add(message: HeldMessage): void;
+  held(): { messages: number; bytes: number };
+  isFull(): boolean;
+  /** Removes and returns (in release order) the held messages due after `instant`: shutdown parks them. */
+  takeLaterThan(instant: number): HeldMessage[];
+  /** The latest release instant held, or undefined when empty. */
+  latest(): number | undefined;
+  /** Resolves once nothing is held. */
+  whenEmpty(): Promise<void>;
+  close(): void;
+}
+
+export interface HoldOptions {
+  clock: Clock;
+  maxMessages: number;
+  maxBytes: number;
+  onPressure?: (full: boolean) => void;
+  onHeldChange?: (messages: number, bytes: number) => void;
+}
+
+type Entry = HeldMessage & { seq: number };
+
+export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, onHeldChange }: HoldOptions): HoldScheduler => {
+  const heap = new MinHeap<Entry>();
+  let seq = 0;
+  let bytes = 0;
+  let full = false;
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Infinity;
+  let waiters: (() => void)[] = [];
+  let closed = false;
+
+  const changed = (): void => {
+    onHeldChange?.(heap.size, bytes);
+    if (!full && (heap.size >= maxMessages || bytes >= maxBytes)) {
+      full = true;
+      onPressure?.(true);
+    } else if (full && heap.size < maxMessages * 0.8 && bytes < maxBytes * 0.8) {
+      full = false;
+      onPressure?.(false);
+    }
+    if (heap.size === 0) {
+      const ws = waiters;
+      waiters = [];
+      for (const w of ws) w();
+    }
+  };
+
+  const fire = (): void => {
+    timer = undefined;
+    timerAt = Infinity;
+    const now = clock.now();
+    let released = 0;
+    for (let top = heap.peek(); top && top.at <= now; top = heap.peek()) {
+      heap.pop();
+      bytes -= top.bytes;
+      released += 1;
+      top.release();
+    }
+    if (released > 0) changed();
+    arm();
+  };
+
+  const arm = (): void => {
+    const top = heap.peek();
+    if (!top || closed || top.at >= timerAt) return;
+    if (timer) clearTimeout(timer);
+    timerAt = top.at;
+    timer = setTimeout(fire, Math.max(0, top.at - clock.now()));
+  };
+
+  return {
+    add(message) {
+      heap.push({ ...message, seq: seq++ });
+      bytes += message.bytes;
+      changed();
+      arm();
+    },
+    held: () => ({ messages: heap.size, bytes }),
+    isFull: () => full,
+    takeLaterThan(instant) {
+      const keep: Entry[] = [];
+      const taken: Entry[] = [];
+      for (const entry of heap.drain()) (entry.at > instant ? taken : keep).push(entry);
+      for (const entry of keep) heap.push(entry);
+      for (const entry of taken) bytes -= entry.bytes;
+      changed();
+      return taken.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    },
+    latest() {
+      let max: number | undefined;
+      for (const entry of heap.values()) if (max === undefined || entry.at > max) max = entry.at;
+      return max;
+    },
+    whenEmpty: () => (heap.size === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+};

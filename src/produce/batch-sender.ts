@@ -1,0 +1,146 @@
+/**
+ * One kafkajs producer behind a queue: messages sent in the same tick leave in one
+ * `sendBatch` (acks -1), one batch in flight at a time so order is kept. Each message gets
+ * its own promise: resolved once acknowledged, rejected only with MESSAGE_TOO_LARGE (the
+ * broker refused that very message) or when the sender is closed with sends still failing.
+ * Other failures are retried with back-off, never dropped: nothing acknowledged is lost and
+ * nothing unacknowledged is committed.
+ */
+import type { Logger } from 'pino';
+import type { Message, TopicMessages } from 'kafkajs';
+import { SluiceError } from '../errors';
+
+export interface BatchProducer {
+  sendBatch(batch: { topicMessages: TopicMessages[]; acks: number }): Promise<unknown>;
+}
+
+export interface Sender {
+  /** Queues one message; resolves when the broker acknowledged it (acks = all). */
+  send(topic: string, message: Message): Promise<void>;
+  /** Resolves once everything queued so far has settled. */
+  flush(): Promise<void>;
+  /** Messages queued or in flight. */
+  pending(): number;
+  /** Stops retrying: sends still failing are rejected. */
+  close(): void;
+}
+
+interface Pending {
+  topic: string;
+  message: Message;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+
+/** Whether a kafkajs error (or one it wraps) says the broker refused a message for its size. */
+export const isTooLarge = (error: unknown): boolean => {
+  for (let e = error as { type?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined, depth = 0; e && depth < 5; depth += 1) {
+    if (e.type && TOO_LARGE.has(e.type)) return true;
+    if (Array.isArray(e.errors) && e.errors.some(isTooLarge)) return true;
+    e = (e.cause ?? e.originalError) as typeof e;
+  }
+  return false;
+};
+
+const groupByTopic = (batch: Pending[]): TopicMessages[] => {
+  const byTopic = new Map<string, Message[]>();
+  for (const { topic, message } of batch) {
+    const list = byTopic.get(topic);
+    if (list) list.push(message);
+    else byTopic.set(topic, [message]);
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+};
+
+export const createBatchSender = ({
+  producer,
+  logger,
+  maxBatch = 2000,
+  backoffMs = [100, 250, 500, 1000, 2000],
+}: {
+  producer: BatchProducer;
+  logger: Logger;
+  maxBatch?: number;
+  backoffMs?: number[];
+}): Sender => {
+  let queue: Pending[] = [];
+  let inFlight = 0;
+  let pumping: Promise<void> | undefined;
+  let closed = false;
+
+  const sendOnce = async (batch: Pending[]): Promise<void> => {
+    await producer.sendBatch({ topicMessages: groupByTopic(batch), acks: -1 });
+    for (const p of batch) p.resolve();
+  };
+
+  const sendWithRetry = async (batch: Pending[]): Promise<void> => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await sendOnce(batch);
+      } catch (error) {
+        if (isTooLarge(error)) return splitTooLarge(batch, error);
+        if (closed) {
+          for (const p of batch) p.reject(error);
+          return;
+        }
+        const wait = backoffMs[Math.min(attempt, backoffMs.length - 1)];
+        logger.warn({ err: error, messages: batch.length, retryInMs: wait }, 'send failed; retrying the same batch');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  };
+
+  const splitTooLarge = async (batch: Pending[], error: unknown): Promise<void> => {
+    if (batch.length === 1) {
+      const [p] = batch;
+      p.reject(new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
+      return;
+    }
+    for (const p of batch) await sendWithRetry([p]);
+  };
+
+  const pump = async (): Promise<void> => {
+    while (queue.length > 0) {
+      const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
+      queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
+      await sendWithRetry(batch);
+    }
+    pumping = undefined;
+  };
+
+  const schedule = (): void => {
+    if (pumping) return;
+    pumping = new Promise<void>((resolve) => setImmediate(resolve)).then(pump);
+  };
+
+  return {
+    send(topic, message) {
+      inFlight += 1;
+      const promise = new Promise<void>((resolve, reject) =>
+        queue.push({
+          topic,
+          message,
+          resolve: () => {
+            inFlight -= 1;
+            resolve();
+          },
+          reject: (error) => {
+            inFlight -= 1;
+            reject(error);
+          },
+        }),
+      );
+      schedule();
+      return promise;
+    },
+    async flush() {
+      while (pumping) await pumping;
+    },
+    pending: () => inFlight,
+    close() {
+      closed = true;
+    },
+  };
+};

@@ -1,0 +1,76 @@
+import { createOffsetTracker, createPartitionOffsets } from '../../../src/commit/offset-tracker';
+
+describe('when messages of a partition are acknowledged out of order', () => {
+  it('commits only the contiguous acknowledged prefix', () => {
+    const p = createPartitionOffsets();
+    const acks = [10, 11, 12, 13].map((o) => p.track(o));
+    expect(p.commitPoint()).toBe(10);
+    acks[1]();
+    acks[3]();
+    expect(p.commitPoint()).toBe(10);
+    acks[0]();
+    expect(p.commitPoint()).toBe(12);
+    acks[2]();
+    expect(p.commitPoint()).toBe(14);
+  });
+});
+
+describe('when a batch has offset gaps', () => {
+  it('commits past the gap and past the batch end once everything is acknowledged', () => {
+    const p = createPartitionOffsets();
+    const a = p.track(5);
+    const b = p.track(8);
+    p.covered(9);
+    a();
+    expect(p.commitPoint()).toBe(8);
+    b();
+    expect(p.commitPoint()).toBe(10);
+  });
+});
+
+describe('when a commit point was already committed', () => {
+  it('reports nothing new until the prefix moves', () => {
+    const tracker = createOffsetTracker();
+    const p = tracker.partition('t', 0);
+    p.track(0)();
+    expect(tracker.pending()).toEqual([{ topic: 't', partition: 0, offset: 1 }]);
+    tracker.markCommitted('t', 0, 1);
+    expect(tracker.pending()).toEqual([]);
+    p.track(1)();
+    expect(tracker.pending()).toEqual([{ topic: 't', partition: 0, offset: 2 }]);
+  });
+});
+
+describe('when the group rejoins and kafkajs fetches again from the committed offset', () => {
+  it('knows which offsets this member already scheduled on a kept partition', () => {
+    const tracker = createOffsetTracker();
+    const p = tracker.partition('t', 3);
+    p.track(40);
+    p.track(41);
+    tracker.retain([{ topic: 't', partitions: [3] }]);
+    expect(tracker.partition('t', 3).scheduled(41)).toBe(true);
+    expect(tracker.partition('t', 3).scheduled(42)).toBe(false);
+  });
+
+  it('forgets a partition it lost, so acks of old sends no longer count and it starts afresh when it comes back', () => {
+    const tracker = createOffsetTracker();
+    const ack = tracker.partition('t', 1).track(7);
+    tracker.retain([{ topic: 't', partitions: [0] }]);
+    ack();
+    expect(tracker.pending()).toEqual([]);
+    expect(tracker.partition('t', 1).scheduled(7)).toBe(false);
+  });
+});
+
+describe('when an acknowledgement is reported twice', () => {
+  it('counts it once', () => {
+    const p = createPartitionOffsets();
+    const ack = p.track(0);
+    p.track(1);
+    ack();
+    ack();
+    expect(p.inFlight()).toBe(2);
+    expect(p.commitPoint()).toBe(1);
+    expect(p.inFlight()).toBe(1);
+  });
+});

@@ -1,0 +1,137 @@
+import pino from 'pino';
+import { manualClock } from '../../../src/clock';
+import { createFetchDecider, coalesceDecider } from '../../../src/decide/fetch-decider';
+import { createGuardedStore, StoreErrorPolicy } from '../../../src/decide/guarded-store';
+import type { Candidate, RuleView } from '../../../src/decide/verdict';
+import type { DecideRequest, LimiterStore, LimitRule } from '../../../src/limit/types';
+import { noMetrics } from '../../../src/metrics/types';
+import { SluiceError } from '../../../src/errors';
+
+const rule: LimitRule = {
+  algorithm: 'leaky-bucket', intervalMs: 100, capacityMs: 1000, burst: 1, windows: [], labels: { rate: '10/s' }, fingerprint: 'f',
+};
+const limited: RuleView = { name: 'default', unlimited: false, shadow: false, limit: rule };
+
+/** A fake store on a clock 10 s ahead of ours: admits k messages one interval apart, refuses past `admit`. */
+const fakeStore = (admit = Infinity) => {
+  const calls: DecideRequest[] = [];
+  const store: LimiterStore = {
+    decide: async (req) => {
+      calls.push(req);
+      const now = 1_010_000;
+      return { now, decisions: req.sizes.map((_, i) => (i < admit ? { admitted: true, at: now + i * 2000 } : { admitted: false, at: now + 9000, reason: '1000/h' })) };
+    },
+    inspect: async () => { throw new Error('unused'); },
+    close: async () => undefined,
+  };
+  return { store, calls };
+};
+
+const failing: LimiterStore = {
+  decide: async () => { throw new SluiceError('STORE_UNAVAILABLE', 'down', { retriable: true }); },
+  inspect: async () => { throw new Error('unused'); },
+  close: async () => undefined,
+};
+
+const build = (store: LimiterStore, opts: { policy?: StoreErrorPolicy; local?: LimiterStore; mode?: 'enforce' | 'shadow' } = {}) => {
+  const clock = manualClock(1_000_000);
+  const guarded = createGuardedStore({
+    store, local: opts.local ?? fakeStore().store, policy: opts.policy ?? 'forward', members: () => 4,
+    scaleRule: (r, share) => ({ ...r, intervalMs: r.intervalMs / share }), clock, metrics: noMetrics,
+    logger: pino({ level: 'silent' }), parkDelayMs: 5000,
+  });
+  return { clock, guarded, decider: createFetchDecider({ store: guarded, clock, holdMaxMs: 5000, mode: opts.mode ?? 'enforce' }) };
+};
+
+const c = (producer: string, rv: RuleView = limited): Candidate => ({ producer, rule: rv, size: 10 });
+
+describe('when a fetch holds messages of several producers', () => {
+  it('makes one store call per producer, with that producer\'s sizes in arrival order', async () => {
+    const { store, calls } = fakeStore();
+    const { decider } = build(store);
+    await decider.decide([c('a'), c('b'), c('a'), c('a')]);
+    expect(calls.map((x) => [x.producer, x.sizes.length])).toEqual([['a', 3], ['b', 1]]);
+  });
+
+  it('never calls the store for an unlimited producer and forwards it now', async () => {
+    const { store, calls } = fakeStore();
+    const { decider, clock } = build(store);
+    const verdicts = await decider.decide([c('internal-1', { name: 'internal-*', unlimited: true, shadow: false })]);
+    expect(calls).toEqual([]);
+    expect(verdicts).toEqual([{ kind: 'forward', at: clock.now() }]);
+  });
+});
+
+describe('when the store answers on its own clock', () => {
+  it('converts instants to local time, holds waits up to hold.maxMs and parks longer ones as delayed', async () => {
+    const { store } = fakeStore(4);
+    const { decider } = build(store);
+    const v = await decider.decide([c('a'), c('a'), c('a'), c('a'), c('a')]);
+    expect(v).toEqual([
+      { kind: 'forward', at: 1_000_000 },
+      { kind: 'forward', at: 1_002_000 },
+      { kind: 'forward', at: 1_004_000 },
+      { kind: 'park', reason: { kind: 'delayed' }, notBefore: 1_006_000 },
+      { kind: 'park', reason: { kind: 'overflow', limit: '1000/h' }, notBefore: 1_009_000 },
+    ]);
+  });
+});
+
+describe('when the mode is shadow', () => {
+  it('forwards everything now and marks what would have been delayed or refused', async () => {
+    const { store } = fakeStore(2);
+    const { decider } = build(store, { mode: 'shadow' });
+    const v = await decider.decide([c('a'), c('a'), c('a')]);
+    expect(v).toEqual([
+      { kind: 'forward', at: 1_000_000 },
+      { kind: 'forward', at: 1_000_000, shadow: 'delayed' },
+      { kind: 'forward', at: 1_000_000, shadow: 'overflowed' },
+    ]);
+  });
+});
+
+describe('when the store fails', () => {
+  it('forward: admits now', async () => {
+    const { decider } = build(failing, { policy: 'forward' });
+    expect(await decider.decide([c('a')])).toEqual([{ kind: 'forward', at: 1_000_000 }]);
+  });
+
+  it('park: parks store-unavailable with a short notBefore', async () => {
+    const { decider } = build(failing, { policy: 'park' });
+    expect(await decider.decide([c('a')])).toEqual([{ kind: 'park', reason: { kind: 'store-unavailable' }, notBefore: 1_005_000 }]);
+  });
+
+  it('local: decides in memory with the rule divided among the group members', async () => {
+    const local = fakeStore();
+    const { decider } = build(failing, { policy: 'local', local: local.store });
+    await decider.decide([c('a')]);
+    expect(local.calls[0].rule.intervalMs).toBe(400);
+  });
+
+  it('counts the fallback active after three consecutive failures and ends it at the first success', async () => {
+    let down = true;
+    const ok = fakeStore().store;
+    const flaky: LimiterStore = { ...ok, decide: (r) => (down ? failing.decide(r) : ok.decide(r)) };
+    const { decider, guarded } = build(flaky);
+    await decider.decide([c('a')]);
+    await decider.decide([c('a')]);
+    expect(guarded.fallbackActive()).toBe(false);
+    await decider.decide([c('a')]);
+    expect(guarded.fallbackActive()).toBe(true);
+    down = false;
+    await decider.decide([c('a')]);
+    expect(guarded.fallbackActive()).toBe(false);
+  });
+});
+
+describe('when several partitions of one fetch are decided in the same tick', () => {
+  it('coalesces them into one store call per producer and hands each caller its own verdicts', async () => {
+    const { store, calls } = fakeStore();
+    const { decider } = build(store);
+    const merged = coalesceDecider(decider);
+    const [p0, p1] = await Promise.all([merged.decide([c('a'), c('b')]), merged.decide([c('a')])]);
+    expect(calls.map((x) => [x.producer, x.sizes.length])).toEqual([['a', 2], ['b', 1]]);
+    expect(p0).toHaveLength(2);
+    expect(p1).toEqual([{ kind: 'forward', at: 1_002_000 }]);
+  });
+});

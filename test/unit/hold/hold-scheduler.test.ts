@@ -1,0 +1,70 @@
+import { systemClock } from '../../../src/clock';
+import { createHoldScheduler } from '../../../src/hold/hold-scheduler';
+
+const until = async (condition: () => boolean, ms = 2000): Promise<void> => {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('when messages are held with release instants', () => {
+  it('releases each at or after its instant, in instant order, ties in arrival order', async () => {
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
+    const t0 = Date.now();
+    const released: { id: string; at: number; when: number }[] = [];
+    const add = (id: string, delay: number): void => {
+      const at = t0 + delay;
+      hold.add({ at, bytes: 1, release: () => released.push({ id, at, when: Date.now() }) });
+    };
+    add('c', 60);
+    add('a', 20);
+    add('b1', 40);
+    add('b2', 40);
+    await until(() => released.length === 4);
+    expect(released.map((r) => r.id)).toEqual(['a', 'b1', 'b2', 'c']);
+    for (const r of released) expect(r.when).toBeGreaterThanOrEqual(r.at);
+    hold.close();
+  });
+});
+
+describe('when the held messages reach the cap', () => {
+  it('signals pressure, and signals relief once below 80% of the cap', async () => {
+    const signals: boolean[] = [];
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 5, maxBytes: 1e6, onPressure: (full) => signals.push(full) });
+    const now = Date.now();
+    for (let i = 0; i < 5; i += 1) hold.add({ at: now + 10 + i * 10, bytes: 1, release: () => undefined });
+    expect(signals).toEqual([true]);
+    expect(hold.isFull()).toBe(true);
+    await until(() => signals.length === 2);
+    expect(signals).toEqual([true, false]);
+    expect(hold.held().messages).toBeLessThan(4);
+    hold.close();
+  });
+
+  it('counts bytes against the byte cap', () => {
+    const signals: boolean[] = [];
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1000, onPressure: (full) => signals.push(full) });
+    hold.add({ at: Date.now() + 10_000, bytes: 1000, release: () => undefined });
+    expect(signals).toEqual([true]);
+    hold.close();
+  });
+});
+
+describe('when shutting down with messages held past the deadline', () => {
+  it('hands back the later ones in release order and keeps releasing the earlier ones', async () => {
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
+    const now = Date.now();
+    const released: string[] = [];
+    hold.add({ at: now + 5000, bytes: 1, release: () => released.push('late2') });
+    hold.add({ at: now + 20, bytes: 1, release: () => released.push('soon') });
+    hold.add({ at: now + 4000, bytes: 1, release: () => released.push('late1') });
+    expect(hold.latest()).toBe(now + 5000);
+    const taken = hold.takeLaterThan(now + 1000);
+    expect(taken.map((t) => t.at)).toEqual([now + 4000, now + 5000]);
+    await hold.whenEmpty();
+    expect(released).toEqual(['soon']);
+    hold.close();
+  });
+});
