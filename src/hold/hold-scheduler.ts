@@ -11,8 +11,10 @@ export interface HeldMessage {
   /** Local epoch ms at which to release. */
   at: number;
   bytes: number;
-  /** Called once, at (or just after) `at`; or with `expired` when shutting down (see takeLaterThan). */
+  /** Called once, at (or just after) `at`. */
   release(): void;
+  /** Called instead of release when the message is taken out before its instant (graceful stop parks it). */
+  evict(): void;
 }
 
 export interface HoldScheduler {

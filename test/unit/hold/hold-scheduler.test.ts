@@ -16,7 +16,7 @@ describe('when messages are held with release instants', () => {
     const released: { id: string; at: number; when: number }[] = [];
     const add = (id: string, delay: number): void => {
       const at = t0 + delay;
-      hold.add({ at, bytes: 1, release: () => released.push({ id, at, when: Date.now() }) });
+      hold.add({ at, bytes: 1, release: () => released.push({ id, at, when: Date.now() }), evict: () => undefined });
     };
     add('c', 60);
     add('a', 20);
@@ -34,7 +34,7 @@ describe('when the held messages reach the cap', () => {
     const signals: boolean[] = [];
     const hold = createHoldScheduler({ clock: systemClock, maxMessages: 5, maxBytes: 1e6, onPressure: (full) => signals.push(full) });
     const now = Date.now();
-    for (let i = 0; i < 5; i += 1) hold.add({ at: now + 10 + i * 10, bytes: 1, release: () => undefined });
+    for (let i = 0; i < 5; i += 1) hold.add({ at: now + 10 + i * 10, bytes: 1, release: () => undefined, evict: () => undefined });
     expect(signals).toEqual([true]);
     expect(hold.isFull()).toBe(true);
     await until(() => signals.length === 2);
@@ -46,7 +46,7 @@ describe('when the held messages reach the cap', () => {
   it('counts bytes against the byte cap', () => {
     const signals: boolean[] = [];
     const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1000, onPressure: (full) => signals.push(full) });
-    hold.add({ at: Date.now() + 10_000, bytes: 1000, release: () => undefined });
+    hold.add({ at: Date.now() + 10_000, bytes: 1000, release: () => undefined, evict: () => undefined });
     expect(signals).toEqual([true]);
     hold.close();
   });
@@ -57,9 +57,9 @@ describe('when shutting down with messages held past the deadline', () => {
     const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
     const now = Date.now();
     const released: string[] = [];
-    hold.add({ at: now + 5000, bytes: 1, release: () => released.push('late2') });
-    hold.add({ at: now + 20, bytes: 1, release: () => released.push('soon') });
-    hold.add({ at: now + 4000, bytes: 1, release: () => released.push('late1') });
+    hold.add({ at: now + 5000, bytes: 1, release: () => released.push('late2'), evict: () => undefined });
+    hold.add({ at: now + 20, bytes: 1, release: () => released.push('soon'), evict: () => undefined });
+    hold.add({ at: now + 4000, bytes: 1, release: () => released.push('late1'), evict: () => undefined });
     expect(hold.latest()).toBe(now + 5000);
     const taken = hold.takeLaterThan(now + 1000);
     expect(taken.map((t) => t.at)).toEqual([now + 4000, now + 5000]);

@@ -1,0 +1,95 @@
+/**
+ * Carries out one verdict for one ingress message: hold it until its release instant and
+ * produce it downstream, or park it on a retry tier. `ack` is called once the message is
+ * safely written (its offset may then be committed). A message the broker refuses as too
+ * large goes to the dead-letter topic (`too-large`); if even that fails, it is never
+ * acknowledged: `onStuck` stops its partition and reports it. Nothing is skipped.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import { SluiceError } from '../errors';
+import type { Verdict } from '../decide/verdict';
+import type { HoldScheduler } from '../hold/hold-scheduler';
+import type { Metrics } from '../metrics/types';
+import type { ParkInfo, ParkReason } from '../park/park-headers';
+import type { MessageWriter } from '../produce/message-writer';
+import type { Inbound } from './inbound';
+
+export interface Dispatcher {
+  dispatch(inbound: Inbound, verdict: Verdict, ack: () => void): void;
+}
+
+export interface DispatchOptions {
+  hold: HoldScheduler;
+  writer: MessageWriter;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  onStuck(inbound: Inbound, error: unknown): void;
+}
+
+export const parkInfoOf = (inbound: Inbound, reason: ParkReason, notBefore: number): ParkInfo => ({
+  producer: inbound.producer,
+  attempt: 1,
+  notBefore,
+  firstSeen: inbound.firstSeen,
+  timestamp: inbound.timestamp,
+  origin: { topic: inbound.topic, partition: inbound.partition, offset: inbound.offset },
+  reason,
+});
+
+const outcomeOfPark = (reason: ParkReason): 'delayed' | 'overflowed' | undefined =>
+  reason.kind === 'delayed' ? 'delayed' : reason.kind === 'overflow' ? 'overflowed' : undefined;
+
+export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck }: DispatchOptions): Dispatcher => {
+  const deadLetterTooLarge = (inbound: Inbound, info: ParkInfo, ack: () => void, first: unknown): void => {
+    if (!(first instanceof SluiceError && first.code === 'MESSAGE_TOO_LARGE')) return onStuck(inbound, first);
+    logger.error({ err: first, origin: info.origin, producer: inbound.producer }, 'message refused as too large; dead-lettering it');
+    writer.deadLetter(inbound.content, info, 'too-large').then(
+      () => {
+        metrics.message('dead_lettered', inbound.producer);
+        ack();
+      },
+      (error) => onStuck(inbound, error),
+    );
+  };
+
+  const forward = (inbound: Inbound, ack: () => void): void => {
+    const now = clock.now();
+    const waitedMs = now - inbound.firstSeen;
+    writer.forward(inbound.content, { timestamp: inbound.timestamp, waitedMs }).then(
+      () => {
+        metrics.message('forwarded', inbound.producer);
+        metrics.releaseDelay(waitedMs);
+        ack();
+      },
+      (error) => deadLetterTooLarge(inbound, parkInfoOf(inbound, { kind: 'delayed' }, now), ack, error),
+    );
+  };
+
+  const park = (inbound: Inbound, reason: ParkReason, notBefore: number, ack: () => void): void => {
+    const info = parkInfoOf(inbound, reason, notBefore);
+    writer.park(inbound.content, info).then(
+      () => {
+        const outcome = outcomeOfPark(reason);
+        if (outcome) metrics.message(outcome, inbound.producer);
+        ack();
+      },
+      (error) => deadLetterTooLarge(inbound, info, ack, error),
+    );
+  };
+
+  return {
+    dispatch(inbound, verdict, ack) {
+      if (verdict.kind === 'park') return park(inbound, verdict.reason, verdict.notBefore, ack);
+      if (verdict.shadow) metrics.message(verdict.shadow === 'delayed' ? 'shadow_delayed' : 'shadow_overflowed', inbound.producer);
+      hold.add({
+        at: verdict.at,
+        bytes: inbound.size,
+        release: () => forward(inbound, ack),
+        evict: () => park(inbound, { kind: 'delayed' }, verdict.at, ack),
+      });
+    },
+  };
+};
+

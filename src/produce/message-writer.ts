@@ -1,0 +1,57 @@
+/**
+ * Builds and sends the three kinds of message sluice writes, through one Sender:
+ * downstream (the user's key, value, headers and original timestamp, plus
+ * `sluice-waited-ms`), a retry tier (park headers, on the producer's partition of the tier
+ * chosen by the wait), the dead-letter topic (park headers plus the reason).
+ */
+import type { Clock } from '../clock';
+import { SluiceError } from '../errors';
+import { deadLetterMessage, MessageContent, parkMessage } from '../park/park-message';
+import { DeadLetterReason, forwardHeaders, ParkInfo } from '../park/park-headers';
+import { chooseTier, Tier } from '../park/tiers';
+import type { Sender } from './batch-sender';
+
+export interface MessageWriter {
+  /** Downstream; resolves once acknowledged. */
+  forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<void>;
+  /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
+  park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
+  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<void>;
+}
+
+export interface WriterTopics {
+  downstream: string;
+  deadLetter: string;
+  tiers: readonly Tier[];
+  /** Partition count of every tier topic and of the dead-letter topic. */
+  partitions: ReadonlyMap<string, number>;
+}
+
+export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender; topics: WriterTopics; clock: Clock }): MessageWriter => {
+  const partitionsOf = (topic: string): number => {
+    const n = topics.partitions.get(topic);
+    if (n === undefined) throw new SluiceError('INTERNAL', `no partition count known for topic ${topic}`);
+    return n;
+  };
+
+  return {
+    forward(content, { timestamp, waitedMs, attempt }) {
+      return sender.send(topics.downstream, {
+        key: content.key,
+        value: content.value,
+        headers: forwardHeaders(content.headers, waitedMs, attempt),
+        timestamp,
+      });
+    },
+    async park(content, info, tier) {
+      const now = clock.now();
+      const chosen = tier ?? chooseTier(topics.tiers, info.notBefore - now);
+      await sender.send(chosen.topic, parkMessage(content, info, partitionsOf(chosen.topic), now));
+      return chosen;
+    },
+    deadLetter(content, info, reason) {
+      const now = clock.now();
+      return sender.send(topics.deadLetter, deadLetterMessage(content, info, reason, partitionsOf(topics.deadLetter), now));
+    },
+  };
+};
