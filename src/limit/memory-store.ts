@@ -60,7 +60,7 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
   const inspect = async (producer: string, rule: LimitRule, given?: number): Promise<ProducerState> => {
     const now = given ?? clock.now();
     const state = live(producer, now)?.state;
-    const next = state === undefined ? 0 : Math.min(Math.max(state.tat, state.btat), now + rule.capacityMs + rule.intervalMs);
+    const next = state === undefined ? 0 : Math.min(Math.max(state.tat, state.btat), now + (rule.capacityMs + rule.intervalMs));
     if (next <= now) return { producer, backlogMs: 0, now };
     return { producer, nextFreeAt: Math.ceil(next), backlogMs: Math.ceil(next - now), now };
   };

@@ -1,0 +1,39 @@
+/**
+ * Loads the limiter's Lua scripts (src/limit/lua/<name>-<keys>.lua, copied beside dist by
+ * `npm run build`) once and registers each with ioredis defineCommand as `sluice<Name>`, with
+ * the key count taken from the file name.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+
+const SCRIPTS = ['decide-1.lua', 'inspect-1.lua'];
+
+const sources = new Map<string, string>();
+
+const commandName = (file: string): { name: string; numberOfKeys: number } => {
+  const match = /^([a-z-]+)-(\d+)\.lua$/.exec(file);
+  if (!match) throw new Error(`Lua script ${file}: expected <name>-<keys>.lua`);
+  const camel = match[1].replace(/(^|-)([a-z])/g, (_m, _dash, letter: string) => letter.toUpperCase());
+  return { name: `sluice${camel}`, numberOfKeys: Number(match[2]) };
+};
+
+/** Registers every script on the client (idempotent); sources are read from disk once per process. */
+export const defineLimiterCommands = (client: Redis | Cluster): void => {
+  for (const file of SCRIPTS) {
+    let lua = sources.get(file);
+    if (lua === undefined) {
+      lua = readFileSync(path.join(__dirname, 'lua', file), 'utf8');
+      sources.set(file, lua);
+    }
+    const { name, numberOfKeys } = commandName(file);
+    client.defineCommand(name, { numberOfKeys, lua });
+  }
+};
+
+/** The typed calls the store makes; ioredis adds these methods at run time. */
+export interface LimiterCommands {
+  sluiceDecide(key: string, ...args: Array<string | number>): Promise<number[]>;
+  sluiceInspect(key: string, ...args: Array<string | number>): Promise<number[]>;
+}

@@ -1,0 +1,58 @@
+/**
+ * The ioredis client of the limiter, configured to fail fast: commands time out after
+ * timeoutMs, nothing waits in an offline queue, no command is retried by the client, the
+ * reconnect back-off is short, and auto-pipelining batches the decisions of one tick. Creating
+ * it never throws while Redis is down (it keeps reconnecting); its `error` events are handled
+ * here (passed to `onError`, by default dropped) so they never crash the process.
+ */
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
+
+export interface RedisClientOptions {
+  url?: string;
+  /** "host:port,host:port" or a list: a Redis Cluster instead of `url`. */
+  clusterNodes?: string | Array<{ host: string; port: number }>;
+  timeoutMs: number;
+  onError?: (error: Error) => void;
+}
+
+/** Reconnect after 50 ms, growing to at most 1 s. */
+const retryStrategy = (times: number): number => Math.min(50 * 2 ** Math.min(times, 5), 1000);
+
+const parseNodes = (nodes: string | Array<{ host: string; port: number }>): Array<{ host: string; port: number }> =>
+  typeof nodes !== 'string'
+    ? nodes
+    : nodes
+        .split(',')
+        .map((node) => node.trim())
+        .filter((node) => node !== '')
+        .map((node) => {
+          const at = node.lastIndexOf(':');
+          return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+        });
+
+export const redisOptions = (timeoutMs: number): RedisOptions => ({
+  commandTimeout: timeoutMs,
+  connectTimeout: Math.max(timeoutMs, 1000),
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  enableAutoPipelining: true,
+  lazyConnect: false,
+  retryStrategy,
+});
+
+export const createRedisClient = ({ url, clusterNodes, timeoutMs, onError }: RedisClientOptions): Redis | Cluster => {
+  const options = redisOptions(timeoutMs);
+  const client =
+    clusterNodes !== undefined && parseNodes(clusterNodes).length > 0
+      ? new Cluster(parseNodes(clusterNodes), {
+          redisOptions: options,
+          enableOfflineQueue: false,
+          enableAutoPipelining: true,
+          lazyConnect: false,
+          clusterRetryStrategy: retryStrategy,
+          slotsRefreshTimeout: Math.max(timeoutMs, 1000),
+        })
+      : new Redis(url ?? 'redis://127.0.0.1:6379', options);
+  client.on('error', (error: Error) => onError?.(error));
+  return client;
+};

@@ -1,0 +1,87 @@
+/**
+ * The limiter in Redis, shared by every replica: ONE script call (decide-1.lua) per decide(),
+ * for the whole batch, on one hash-tagged key per producer. Time is Redis TIME unless the
+ * request passes `now`. A call that fails or takes longer than timeoutMs surfaces as a
+ * retriable SluiceError STORE_UNAVAILABLE and is never retried here (it may have run).
+ */
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { SluiceError } from '../errors';
+import { reasonOf } from './algorithms/decide-batch';
+import { defineLimiterCommands, type LimiterCommands } from './lua-scripts';
+import { fingerprintDigits, producerKey } from './producer-key';
+import type { BatchDecision, DecideRequest, Decision, LimitRule, LimiterStore, ProducerState } from './types';
+
+export interface RedisStoreOptions {
+  redis: Redis | Cluster;
+  keyPrefix: string;
+  timeoutMs: number;
+}
+
+const KINDS = { log: 'l', sliding: 's', fixed: 'f' } as const;
+
+/** The ARGV of decide-1.lua after `now`, cached per rule (rules are immutable once compiled). */
+const ruleArgs = (cache: WeakMap<LimitRule, string[]>, rule: LimitRule): string[] => {
+  let args = cache.get(rule);
+  if (args === undefined) {
+    args = [
+      fingerprintDigits(rule.fingerprint),
+      rule.algorithm === 'token-bucket' ? 't' : 'l',
+      String(rule.intervalMs),
+      String(rule.capacityMs),
+      rule.byteIntervalMs === undefined ? '' : String(rule.byteIntervalMs),
+      rule.windows.map((w) => `${w.max}:${w.windowMs}:${KINDS[w.kind]}`).join(','),
+    ];
+    cache.set(rule, args);
+  }
+  return args;
+};
+
+const withTimeout = async <T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([call, timeout]);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new SluiceError('STORE_UNAVAILABLE', `Redis ${what} failed: ${reason}`, { retriable: true, cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+const toDecisions = (rule: LimitRule, reply: number[]): Decision[] => {
+  const decisions: Decision[] = [];
+  for (let i = 1; i < reply.length; i += 2) {
+    const code = Number(reply[i]);
+    const at = Number(reply[i + 1]);
+    decisions.push(code === 0 ? { admitted: true, at } : { admitted: false, at, reason: reasonOf(rule, code - 1) });
+  }
+  return decisions;
+};
+
+export const createRedisStore = ({ redis, keyPrefix, timeoutMs }: RedisStoreOptions): LimiterStore => {
+  defineLimiterCommands(redis);
+  const commands = redis as unknown as LimiterCommands;
+  const cache = new WeakMap<LimitRule, string[]>();
+
+  const decide = async ({ producer, rule, sizes, now }: DecideRequest): Promise<BatchDecision> => {
+    if (sizes.length === 0) return { now: now ?? Date.now(), decisions: [] };
+    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length)];
+    if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
+    const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), timeoutMs, 'decide');
+    return { now: Number(reply[0]), decisions: toDecisions(rule, reply) };
+  };
+
+  const inspect = async (producer: string, rule: LimitRule, now?: number): Promise<ProducerState> => {
+    const bound = String(rule.capacityMs + rule.intervalMs);
+    const call = commands.sluiceInspect(producerKey(keyPrefix, producer), now === undefined ? '' : String(now), bound);
+    const [at, next] = (await withTimeout(call, timeoutMs, 'inspect')).map(Number);
+    if (next <= at) return { producer, backlogMs: 0, now: at };
+    return { producer, nextFreeAt: next, backlogMs: next - at, now: at };
+  };
+
+  return { decide, inspect, close: async () => undefined };
+};
