@@ -3,7 +3,7 @@
  * free loopback ports, detached. Ready when its log says "Kafka Server started" and a kafkajs
  * admin answers describeCluster(); a crash or a timeout stops it and reports the log's tail.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,16 +29,14 @@ const clusterId = (): string => {
   return id.startsWith('-') ? clusterId() : id;
 };
 
-const format = (lib: string, properties: string): void => {
-  const result = spawnSync(
-    'java',
-    ['-cp', `${lib}/*`, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', properties, '--ignore-formatted'],
-    { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  if (result.status !== 0) {
-    throw new ServicesError(`formatting the Kafka log directory failed:\n${`${result.stdout}${result.stderr}`.trim()}`);
-  }
-};
+/** Formats the KRaft log directory (asynchronously: health checks of other services run meanwhile). */
+const format = (lib: string, properties: string): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const args = ['-cp', `${lib}/*`, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', properties, '--ignore-formatted'];
+    execFile('java', args, { timeout: 120_000 }, (error, stdout, stderr) =>
+      error ? reject(new ServicesError(`formatting the Kafka log directory failed:\n${`${stdout}${stderr}`.trim()}`)) : resolve(),
+    );
+  });
 
 /** Resolves once kafkajs gets an answer from describeCluster(), retrying until `deadline`. */
 export const describeClusterAnswers = async (brokers: string, deadline: number): Promise<boolean> => {
@@ -93,7 +91,7 @@ export const startKafka = async (version: string, record: (state: ServiceState) 
   const dir = serviceDir(kafkaServiceName(version));
   const [port, controllerPort] = await freePorts(2);
   const { properties, logFile, jvmOption } = prepare(dir, version, { port, controllerPort });
-  format(lib, properties);
+  await format(lib, properties);
   progress(`starting Kafka ${version} on ${HOST}:${port} (log: ${logFile})`);
   const jvm = ['-Xms256m', '-Xmx512m', '-XX:+UseG1GC', '-Djava.awt.headless=true', jvmOption];
   const broker = startDetached('java', [...jvm, '-cp', `${lib}/*`, KAFKA_MARKER, properties], logFile, dir);

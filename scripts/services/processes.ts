@@ -54,8 +54,9 @@ const signalGroup = (pid: number, signal: NodeJS.Signals): void => {
   }
 };
 
-/** SIGTERM the process group of `pid`, then SIGKILL it if it is still there after `graceMs`. */
-export const stopGroup = async (pid: number, marker: string, graceMs = 15000): Promise<void> => {
+/**
+ * SIGTERM the process group of `pid` (only if its command line holds `marker`, when given), then SIGKILL it if it is still there after `graceMs`. */
+export const stopGroup = async (pid: number, marker: string | undefined, graceMs = 15000): Promise<void> => {
   if (!isAlive(pid, marker)) return;
   signalGroup(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;

@@ -37,8 +37,9 @@ export const isRunning = async (state: ServiceState): Promise<boolean> => {
   return describeClusterAnswers(state.env.SLUICE_KAFKA_BROKERS ?? '', Date.now() + 5000);
 };
 
-const stopState = async (state: ServiceState): Promise<void> => {
-  await Promise.all(state.pids.map((pid) => stopGroup(pid, state.marker)));
+/** Stops the process groups of `state`; `checkMarker` false for processes this call started. */
+const stopState = async (state: ServiceState, checkMarker = true): Promise<void> => {
+  await Promise.all(state.pids.map((pid) => stopGroup(pid, checkMarker ? state.marker : undefined)));
   removeState(state.name);
 };
 
@@ -59,7 +60,7 @@ const ensure = (name: string, start: (record: (s: ServiceState) => void) => Prom
       });
       return { state, started: true };
     } catch (error) {
-      if (recorded !== undefined) await stopState(recorded);
+      if (recorded !== undefined) await stopState(recorded, false);
       throw error;
     }
   });
