@@ -1,0 +1,71 @@
+/**
+ * The topic check at start of `sluice run`: ingress and downstream must exist; the retry
+ * tiers and the dead-letter topic must exist configured for parking, or are created so when
+ * topics.create is true. Any problem is a SluiceError TOPIC_INVALID (exit 2) naming the topic.
+ * Returns every topic's partition count (the park writer picks a producer's partition).
+ */
+import { Admin, ConfigResourceTypes } from 'kafkajs';
+import type { Logger } from 'pino';
+import { SluiceError } from '../errors';
+import { createdTopicConfig, downstreamWarnings, parkTopicProblems, TopicConfig } from './topic-requirements';
+
+export interface TopicPlan {
+  ingress: string;
+  downstream: string;
+  /** Retry tier topics and the dead-letter topic. */
+  parking: readonly string[];
+  largestTierMs: number;
+  create: boolean;
+}
+
+const readConfigs = async (admin: Admin, topics: readonly string[]): Promise<Map<string, TopicConfig>> => {
+  const reply = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy', 'retention.ms', 'max.message.bytes'] })),
+  });
+  const out = new Map<string, TopicConfig>();
+  for (const resource of reply.resources) {
+    const get = (key: string): string => resource.configEntries.find((e) => e.configName === key)?.configValue ?? '';
+    out.set(resource.resourceName, {
+      cleanupPolicy: get('cleanup.policy'),
+      retentionMs: Number(get('retention.ms')),
+      maxMessageBytes: Number(get('max.message.bytes')),
+    });
+  }
+  return out;
+};
+
+const partitionCounts = async (admin: Admin, topics: readonly string[]): Promise<Map<string, number>> => {
+  const { topics: meta } = await admin.fetchTopicMetadata({ topics: [...topics] });
+  return new Map(meta.map((t) => [t.name, t.partitions.length]));
+};
+
+const invalid = (topic: string, what: string): SluiceError =>
+  new SluiceError('TOPIC_INVALID', `topic ${topic}: ${what}`);
+
+export const checkTopics = async (admin: Admin, plan: TopicPlan, logger: Logger): Promise<Map<string, number>> => {
+  const existing = new Set(await admin.listTopics());
+  for (const required of [plan.ingress, plan.downstream]) {
+    if (!existing.has(required)) throw invalid(required, 'does not exist (sluice never creates the ingress or downstream topic)');
+  }
+  const [ingressConfig] = [...(await readConfigs(admin, [plan.ingress])).values()];
+  const missing = plan.parking.filter((t) => !existing.has(t));
+  if (missing.length > 0 && !plan.create) {
+    throw invalid(missing[0], `does not exist; create it (cleanup.policy=delete, retention.ms > ${plan.largestTierMs}) or set topics.create=true${missing.length > 1 ? ` (also missing: ${missing.slice(1).join(', ')})` : ''}`);
+  }
+  if (missing.length > 0) {
+    const partitions = (await partitionCounts(admin, [plan.ingress])).get(plan.ingress) ?? 1;
+    const configEntries = createdTopicConfig(ingressConfig.maxMessageBytes, plan.largestTierMs);
+    await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: partitions, configEntries })) });
+    logger.info({ topics: missing, partitions }, 'created missing retry tier and dead-letter topics');
+  }
+  const configs = await readConfigs(admin, [plan.downstream, ...plan.parking]);
+  for (const warning of downstreamWarnings(configs.get(plan.downstream) as TopicConfig, ingressConfig.maxMessageBytes)) {
+    logger.warn({ topic: plan.downstream }, `topic ${plan.downstream}: ${warning}`);
+  }
+  for (const topic of plan.parking) {
+    const problems = parkTopicProblems(configs.get(topic) as TopicConfig, ingressConfig.maxMessageBytes, plan.largestTierMs);
+    if (problems.length > 0) throw invalid(topic, problems.join('; '));
+  }
+  return partitionCounts(admin, [plan.ingress, plan.downstream, ...plan.parking]);
+};
