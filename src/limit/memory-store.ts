@@ -14,6 +14,8 @@ export interface MemoryStore extends LimiterStore {
   size(): number;
   /** Drops every expired producer now; returns how many were dropped. */
   sweep(now?: number): number;
+  /** When the producer's state will be dropped, or undefined when none is held. */
+  expiresAt(producer: string): number | undefined;
 }
 
 interface Entry {
@@ -77,5 +79,12 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
     return dropped;
   };
 
-  return { decide, inspect, sweep, size: () => entries.size, close: async () => entries.clear() };
+  return {
+    decide,
+    inspect,
+    sweep,
+    size: () => entries.size,
+    expiresAt: (producer) => entries.get(producer)?.expiresAt,
+    close: async () => entries.clear(),
+  };
 };

@@ -1,0 +1,144 @@
+/**
+ * The limiter's conformance suite: every store (memory, Redis, Redis Cluster) must pass it.
+ * Instants are passed explicitly (`now`), relative to T0. DESIGN.md "Semantics of the limiter".
+ */
+import { brief, ones, rule, T0, type StoreFactory, type StoreUnderTest } from './limiter-harness';
+import { describeWindowContract } from './limiter-windows.contract';
+import { describeRuleContract } from './limiter-rules.contract';
+
+export const describeLimiterStoreContract = (name: string, factory: StoreFactory): void => {
+  describe(`limiter store contract: ${name}`, () => {
+    let sut: StoreUnderTest;
+    beforeEach(async () => {
+      sut = await factory();
+    });
+    const decide = (producer: string, spec: Parameters<typeof rule>[0] | ReturnType<typeof rule>, sizes: number[], at: number) =>
+      sut.store.decide({ producer, rule: 'fingerprint' in spec ? spec : rule(spec), sizes, now: T0 + at });
+
+    describe('when five messages arrive at once with T = 100 ms and queue 2 (the worked example)', () => {
+      it('releases at 0, 100, 200 and refuses the last two with notBefore 100 and 200', async () => {
+        const result = await decide('p', { rate: '10/s', queue: 2 }, ones(5), 0);
+        expect(result.now).toBe(T0);
+        expect(brief(result.decisions)).toEqual(['+0', '+100', '+200', 'x+100 rate', 'x+200 rate']);
+      });
+    });
+
+    describe('when a burst arrives under a fractional interval (3/s, T = 333.33 ms)', () => {
+      it('releases one per T exactly, rounded up to whole ms, without drift', async () => {
+        const result = await decide('p', { rate: '3/s', queue: '1m' }, ones(30), 0);
+        expect(brief(result.decisions)).toEqual(Array.from({ length: 30 }, (_, i) => `+${Math.ceil((i * 1000) / 3)}`));
+        const later = await decide('p', { rate: '3/s', queue: '1m' }, ones(1), 0);
+        expect(brief(later.decisions)).toEqual(['+10000']);
+      });
+    });
+
+    describe('when the queue is a count or a duration', () => {
+      it('admits while R - now <= queue × T (count)', async () => {
+        const result = await decide('p', { rate: '10/s', queue: 5 }, ones(8), 0);
+        expect(brief(result.decisions)).toEqual(['+0', '+100', '+200', '+300', '+400', '+500', 'x+100 rate', 'x+200 rate']);
+      });
+
+      it('admits while R - now <= the duration', async () => {
+        const result = await decide('p', { rate: '10/s', queue: '450ms' }, ones(6), 0);
+        expect(brief(result.decisions)).toEqual(['+0', '+100', '+200', '+300', '+400', 'x+50 rate']);
+      });
+    });
+
+    describe('when refusals pile up over several calls', () => {
+      it('spreads their notBefore one T apart along the tail', async () => {
+        const spec = rule({ rate: '10/s', queue: 1 });
+        const first = await decide('p', spec, ones(3), 0);
+        const second = await decide('p', spec, ones(2), 10);
+        expect(brief(first.decisions)).toEqual(['+0', '+100', 'x+100 rate']);
+        expect(brief(second.decisions)).toEqual(['x+200 rate', 'x+300 rate']);
+      });
+    });
+
+    describe('when the queue is 0 (strict spacing)', () => {
+      it('admits one per T and refuses anything closer', async () => {
+        const spec = rule({ rate: '10/s', queue: 0 });
+        expect(brief((await decide('p', spec, ones(2), 0)).decisions)).toEqual(['+0', 'x+100 rate']);
+        expect(brief((await decide('p', spec, ones(1), 99)).decisions)).toEqual(['x+200 rate']);
+        expect(brief((await decide('p', spec, ones(1), 100)).decisions)).toEqual(['+100']);
+      });
+    });
+
+    describe('when a rule has a message and a byte bucket', () => {
+      it('releases each message after both buckets, never closer than T', async () => {
+        const spec = rule({ rate: '10/s', queue: '10s', bytes: '1000B/s' });
+        const result = await decide('p', spec, [50, 300, 50, 50, 1000, 10], 0);
+        expect(brief(result.decisions)).toEqual(['+0', '+100', '+400', '+500', '+600', '+1600']);
+      });
+
+      it('names bytes when the byte bucket refuses, and spreads by the size', async () => {
+        const spec = rule({ rate: '10/s', queue: '1s', bytes: '1000B/s' });
+        const result = await decide('p', spec, [1000, 600, 200, 300], 0);
+        expect(brief(result.decisions)).toEqual(['+0', '+1000', 'x+600 bytes', 'x+800 bytes']);
+      });
+    });
+
+    describe('when a token bucket is used', () => {
+      it('admits a burst at once, refuses the rest spread, and refills at the rate', async () => {
+        const spec = rule({ algorithm: 'token-bucket', rate: '10/s', burst: 5 });
+        const burst = await decide('p', spec, ones(7), 0);
+        expect(brief(burst.decisions)).toEqual(['+0', '+0', '+0', '+0', '+0', 'x+100 rate', 'x+200 rate']);
+        const refill = await decide('p', spec, ones(3), 250);
+        expect(brief(refill.decisions)).toEqual(['+250', '+250', 'x+300 rate']);
+      });
+    });
+
+    describe('when the rule changes while a producer is far behind', () => {
+      it('clamps the bucket to what the new rule can produce and restarts the tail', async () => {
+        const slow = rule({ rate: '1/h', queue: '1d' });
+        await decide('p', slow, ones(10), 0);
+        const overload = await decide('p', rule({ rate: '1/h', queue: 0 }), ones(1), 0);
+        expect(overload.decisions[0].admitted).toBe(false);
+        const fast = rule({ rate: '10/s', queue: '1s' });
+        expect(brief((await decide('p', fast, ones(2), 0)).decisions)).toEqual(['x+100 rate', 'x+200 rate']);
+        expect(brief((await decide('p', fast, ones(1), 1000)).decisions)).toEqual(['+1100']);
+      });
+    });
+
+    describe('when the clock goes back an hour', () => {
+      it('never parks the producer for the hour', async () => {
+        const spec = rule({ rate: '10/s', queue: '1s' });
+        await decide('p', spec, ones(5), 3_600_000);
+        expect(brief((await decide('p', spec, ones(1), 0)).decisions)).toEqual(['x+100 rate']);
+      });
+    });
+
+    describe('when a producer is idle', () => {
+      it('forgets its state once its bucket is empty and its windows are over', async () => {
+        const spec = rule({ rate: '10/s', queue: '1s', limits: ['5/m log'] });
+        await decide('p', spec, ones(3), 0);
+        expect(await sut.forgetsAfter('p', T0)).toBeGreaterThan(59_000);
+        expect(await sut.forgetsAfter('p', T0)).toBeLessThanOrEqual(60_000);
+        await decide('q', rule({ rate: '10/s', queue: '1s' }), ones(3), 0);
+        expect(await sut.forgetsAfter('q', T0)).toBeGreaterThan(200);
+        expect(await sut.forgetsAfter('q', T0)).toBeLessThanOrEqual(300);
+      });
+    });
+
+    describe('when several producers share a store', () => {
+      it('keeps each one to its own bucket', async () => {
+        const spec = rule({ rate: '10/s', queue: 0 });
+        await decide('a', spec, ones(5), 0);
+        expect(brief((await decide('b', spec, ones(1), 0)).decisions)).toEqual(['+0']);
+        expect(brief((await decide('a', spec, ones(1), 0)).decisions)).toEqual(['x+500 rate']);
+      });
+    });
+
+    describe('when producer ids are long, contain braces or are hostile', () => {
+      const ids = ['{a}', '%7Ba%7D', 'a}{b', '}', '{', '', ' ', 'line\nbreak', 'ünï©ødé-🚦', '#hash', 'x'.repeat(5000), `${'x'.repeat(4999)}y`, 'x'.repeat(96), 'x'.repeat(97)];
+
+      it('gives each id a bucket of its own', async () => {
+        const spec = rule({ rate: '10/s', queue: 0 });
+        for (const id of ids) expect(brief((await decide(id, spec, ones(1), 0)).decisions)).toEqual(['+0']);
+        for (const id of ids) expect(brief((await decide(id, spec, ones(1), 0)).decisions)).toEqual(['x+100 rate']);
+      });
+    });
+
+    describeWindowContract(() => sut);
+    describeRuleContract(() => sut);
+  });
+};
