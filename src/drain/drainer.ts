@@ -19,6 +19,7 @@ import { handleDrainBatch } from './drain-batch';
 import { createPartitionPauser } from './partition-pauser';
 import { createRetryRouter } from './retry-router';
 import { fetchPartitionCounts, retryPolicyOf } from './retry-setup';
+import { subscriptionAssigner } from './subscription-assigner';
 
 export interface DrainerDeps {
   kafka: Kafka;
@@ -51,6 +52,7 @@ export const startDrainer = async (deps: DrainerDeps): Promise<Drainer> => {
     groupId: config.retry.group,
     maxWaitTimeInMs: 100,
     allowAutoTopicCreation: false,
+    partitionAssigners: [subscriptionAssigner],
   });
   const pauser = createPartitionPauser({ consumer, clock });
   const scheduler = createHoldScheduler({
