@@ -19,6 +19,8 @@ export interface RetryItem {
   size: number;
   /** The sluice headers did not parse: it is due and decided again. */
   malformed?: string[];
+  /** sluice drain of the dead-letter topic: decided again as new, whatever its headers say. */
+  decideAgain?: boolean;
 }
 
 const byteLength = (value: Buffer | string | null | undefined): number =>

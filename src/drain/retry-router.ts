@@ -57,7 +57,7 @@ export const createRetryRouter = (deps: RouterDeps): RetryRouter => {
   const { clock, sender, policy, metrics } = deps;
 
   const firstStep = (item: RetryItem, now: number): DueStep => {
-    if (item.malformed) {
+    if (item.malformed || item.decideAgain) {
       const reason = limitReached(item.info, now, policy);
       return reason ? { kind: 'dead-letter', reason } : { kind: 'decide' };
     }
