@@ -79,7 +79,7 @@ export const schema = {
     port: { doc: 'Port of the HTTP server (0: any free port).', format: 'sluice-port', default: 9464, env: 'SLUICE_HTTP_PORT' },
   },
   log: {
-    level: { doc: 'Log level.', format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', env: 'SLUICE_LOG_LEVEL' },
+    level: { doc: 'Least severe level written to the log (JSON lines on stdout).', format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', env: 'SLUICE_LOG_LEVEL' },
   },
 } as const satisfies SettingBranch;
 

@@ -1,0 +1,88 @@
+import { redactConfig } from '../../../src/config/redact';
+import { loadConfig } from '../../../src/config/load-config';
+import { settingsMarkdown, settingsTable } from '../../../src/config/settings-table';
+
+const contractKeys: Array<[string, string, string]> = [
+  ['kafka.brokers', 'SLUICE_KAFKA_BROKERS', '127.0.0.1:9092'],
+  ['kafka.clientId', 'SLUICE_KAFKA_CLIENT_ID', 'sluice'],
+  ['kafka.ssl', 'SLUICE_KAFKA_SSL', 'false'],
+  ['kafka.sslCa', 'SLUICE_KAFKA_SSL_CA', 'empty'],
+  ['kafka.sasl.mechanism', 'SLUICE_KAFKA_SASL_MECHANISM', 'empty'],
+  ['kafka.sasl.username', 'SLUICE_KAFKA_SASL_USERNAME', 'empty'],
+  ['kafka.sasl.password', 'SLUICE_KAFKA_SASL_PASSWORD', 'empty'],
+  ['topics.ingress', 'SLUICE_INGRESS_TOPIC', 'required'],
+  ['topics.downstream', 'SLUICE_DOWNSTREAM_TOPIC', 'required'],
+  ['topics.retry', 'SLUICE_RETRY_TOPIC', '<ingress>.retry'],
+  ['topics.deadLetter', 'SLUICE_DEAD_LETTER_TOPIC', '<ingress>.dlq'],
+  ['topics.create', 'SLUICE_TOPICS_CREATE', 'false'],
+  ['group', 'SLUICE_GROUP_ID', 'sluice.<ingress>'],
+  ['retry.group', 'SLUICE_RETRY_GROUP_ID', '<group>.retry'],
+  ['retry.tiers', 'SLUICE_RETRY_TIERS', '5s,1m,10m,1h'],
+  ['retry.maxAttempts', 'SLUICE_RETRY_MAX_ATTEMPTS', '10'],
+  ['retry.maxAge', 'SLUICE_RETRY_MAX_AGE', '1d'],
+  ['hold.maxMs', 'SLUICE_HOLD_MAX_MS', '5000'],
+  ['identity.source', 'SLUICE_IDENTITY_SOURCE', 'header'],
+  ['identity.header', 'SLUICE_IDENTITY_HEADER', 'producer-id'],
+  ['identity.fallback', 'SLUICE_IDENTITY_FALLBACK', 'unidentified'],
+  ['redis.url', 'SLUICE_REDIS_URL', 'redis://127.0.0.1:6379'],
+  ['redis.clusterNodes', 'SLUICE_REDIS_CLUSTER_NODES', 'empty'],
+  ['redis.keyPrefix', 'SLUICE_REDIS_KEY_PREFIX', 'sluice:'],
+  ['redis.timeoutMs', 'SLUICE_REDIS_TIMEOUT_MS', '50'],
+  ['quotas.file', 'SLUICE_QUOTAS_FILE', 'config/quotas.yaml'],
+  ['limiter.onStoreError', 'SLUICE_ON_STORE_ERROR', 'local'],
+  ['mode', 'SLUICE_MODE', 'enforce'],
+  ['http.host', 'SLUICE_HTTP_HOST', '0.0.0.0'],
+  ['http.port', 'SLUICE_HTTP_PORT', '9464'],
+  ['log.level', 'SLUICE_LOG_LEVEL', 'info'],
+];
+
+describe('settingsTable', () => {
+  const rows = settingsTable();
+
+  it.each(contractKeys)('lists %s with %s and default %s, as CONTRACT.md fixes them', (key, env, shown) => {
+    expect(rows.find((row) => row.key === key)).toMatchObject({ env, default: shown });
+  });
+
+  it('gives every key a doc string and its own environment variable', () => {
+    expect(rows.every((row) => row.doc.length > 10)).toBe(true);
+    expect(new Set(rows.map((row) => row.env)).size).toBe(rows.length);
+    expect(rows.every((row) => row.env.startsWith('SLUICE_'))).toBe(true);
+  });
+
+  it('marks the secrets', () => {
+    expect(rows.filter((row) => row.sensitive).map((row) => row.key)).toEqual(['kafka.sasl.password', 'redis.password']);
+  });
+
+  it('renders a Markdown row per key', () => {
+    expect(settingsMarkdown().split('\n')).toHaveLength(rows.length + 2);
+  });
+});
+
+describe('redactConfig', () => {
+  const config = loadConfig({
+    env: {
+      SLUICE_INGRESS_TOPIC: 'a',
+      SLUICE_DOWNSTREAM_TOPIC: 'b',
+      SLUICE_KAFKA_SASL_MECHANISM: 'plain',
+      SLUICE_KAFKA_SASL_USERNAME: 'user',
+      SLUICE_KAFKA_SASL_PASSWORD: 'sasl-secret',
+      SLUICE_REDIS_URL: 'rediss://default:url-secret@redis:6380/0',
+      SLUICE_REDIS_PASSWORD: 'redis-secret',
+    },
+  });
+
+  it('masks every secret and keeps the rest', () => {
+    const redacted = redactConfig(config);
+    const text = JSON.stringify(redacted);
+    for (const secret of ['sasl-secret', 'url-secret', 'redis-secret']) expect(text).not.toContain(secret);
+    expect(redacted.kafka.sasl).toEqual({ mechanism: 'plain', username: 'user', password: '***' });
+    expect(redacted.redis.url).toBe('rediss://default:***@redis:6380/0');
+    expect(redacted.redis.password).toBe('***');
+    expect(redacted.topics).toEqual(config.topics);
+  });
+
+  it('leaves the config itself untouched', () => {
+    redactConfig(config);
+    expect(config.kafka.sasl?.password).toBe('sasl-secret');
+  });
+});
