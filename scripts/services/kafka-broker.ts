@@ -19,6 +19,7 @@ import { ServiceState } from './state';
 
 export const KAFKA_MARKER = 'kafka.Kafka';
 const READY_TIMEOUT_MS = 90_000;
+const PORT_IN_USE = 'a port is already in use';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const kafkaServiceName = (version: string): string => `kafka-${version}`;
@@ -58,7 +59,7 @@ export const describeClusterAnswers = async (brokers: string, deadline: number):
 
 const failure = (what: string, logFile: string): ServicesError => {
   const tail = tailOf(logFile);
-  const inUse = /Address already in use/i.test(tail) ? ' (a port is already in use)' : '';
+  const inUse = /Address already in use/i.test(tail) ? ` (${PORT_IN_USE})` : '';
   return new ServicesError(`${what}${inUse}; last lines of ${logFile}:\n${tail}`);
 };
 
@@ -85,9 +86,7 @@ const prepare = (dir: string, version: string, ports: { port: number; controller
   return { properties, logFile, jvmOption: logging.jvmOption };
 };
 
-/** Starts a fresh broker of `version`; `record` saves its state before waiting for it. */
-export const startKafka = async (version: string, record: (state: ServiceState) => void): Promise<ServiceState> => {
-  const lib = await ensureKafkaJars(version);
+const launch = async (version: string, lib: string, record: (state: ServiceState) => void): Promise<ServiceState> => {
   const dir = serviceDir(kafkaServiceName(version));
   const [port, controllerPort] = await freePorts(2);
   const { properties, logFile, jvmOption } = prepare(dir, version, { port, controllerPort });
@@ -106,4 +105,19 @@ export const startKafka = async (version: string, record: (state: ServiceState) 
     throw failure(`the Kafka ${version} broker started but kafkajs got no answer from ${brokers}`, logFile);
   }
   return state;
+};
+
+/**
+ * Starts a fresh broker of `version`; `record` saves its state before waiting for it. A port
+ * taken between choosing and binding it (another process was faster) gets one more try.
+ */
+export const startKafka = async (version: string, record: (state: ServiceState) => void): Promise<ServiceState> => {
+  const lib = await ensureKafkaJars(version);
+  try {
+    return await launch(version, lib, record);
+  } catch (error) {
+    if (!(error instanceof ServicesError && error.message.includes(PORT_IN_USE))) throw error;
+    progress(`Kafka ${version}: a port was taken meanwhile, trying other ports`);
+    return launch(version, lib, record);
+  }
 };

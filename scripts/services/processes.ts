@@ -55,7 +55,9 @@ const signalGroup = (pid: number, signal: NodeJS.Signals): void => {
 };
 
 /**
- * SIGTERM the process group of `pid` (only if its command line holds `marker`, when given), then SIGKILL it if it is still there after `graceMs`. */
+ * SIGTERM the process group of `pid` (only if its command line holds `marker`, when given),
+ * then SIGKILL it if it is still there after `graceMs`.
+ */
 export const stopGroup = async (pid: number, marker: string | undefined, graceMs = 15000): Promise<void> => {
   if (!isAlive(pid, marker)) return;
   signalGroup(pid, 'SIGTERM');
