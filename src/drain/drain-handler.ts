@@ -21,6 +21,7 @@ import { scaleRule } from '../limit/scale-rule';
 import { noMetrics } from '../metrics/types';
 import { createBatchSender } from '../produce/batch-sender';
 import { loadQuotas, resolveRule } from '../rules';
+import { waitReady } from '../status/wait-ready';
 import { runDrain } from './drain-command';
 
 export interface DrainIO {
@@ -43,6 +44,8 @@ export const drainWithConfig = async (config: Config, logger: Logger, opts: CliD
   const members = watchGroupMembers({ admin, group: config.group, logger });
   try {
     await members.refresh();
+    // Not ready in time: the store-error policy applies, as in `sluice run`.
+    await waitReady(redis, 3000).catch((error: unknown) => logger.warn({ err: error }, 'Redis not ready; limiter.onStoreError applies'));
     await producer.connect();
     const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs });
     const guarded = createGuardedStore({

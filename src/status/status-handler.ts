@@ -1,0 +1,26 @@
+/** The `sluice status` handler main.ts passes to the CLI: settings → quota rules and the Redis store → runStatus. */
+import { withConfig, type HandlerContext } from '../app/handlers';
+import type { Output, StatusOptions } from '../cli/types';
+import { createRedisClient } from '../limit/redis-client';
+import { createRedisStore } from '../limit/redis-store';
+import { loadQuotas, resolveRule } from '../rules';
+import { runStatus } from './status-command';
+import { waitReady } from './wait-ready';
+
+export const statusHandler = (context: HandlerContext, out: Output) => (opts: StatusOptions): Promise<number> =>
+  withConfig(context, opts.config, async (config) => {
+    const rules = loadQuotas(config.quotas.file);
+    const redis = createRedisClient({
+      url: config.redis.url,
+      clusterNodes: config.redis.clusterNodes.length > 0 ? [...config.redis.clusterNodes] : undefined,
+      // A one-shot command may wait a little longer than the hot path's budget.
+      timeoutMs: Math.max(config.redis.timeoutMs, 2000),
+    });
+    try {
+      await waitReady(redis, 5000);
+      const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: Math.max(config.redis.timeoutMs, 2000) });
+      return await runStatus({ store, rules, ruleOf: (id) => resolveRule(rules, id), out }, opts.producer);
+    } finally {
+      redis.disconnect();
+    }
+  });
