@@ -37,7 +37,8 @@ export interface IngressConsumerOptions {
   shouldPause(): boolean;
 }
 
-export const INGRESS_CONSUMER_SETTINGS = { maxWaitTimeInMs: 200, sessionTimeout: 30_000, heartbeatInterval: 3_000 } as const;
+/** The handler never blocks, so a short session lets a dead replica's partitions move on within ~10 s. */
+export const INGRESS_CONSUMER_SETTINGS = { maxWaitTimeInMs: 200, sessionTimeout: 10_000, heartbeatInterval: 1_000 } as const;
 
 export const createIngressConsumer = (options: IngressConsumerOptions): IngressConsumer => {
   const { consumer, topic, tracker, committer, metrics, logger } = options;

@@ -1,0 +1,89 @@
+/**
+ * The StatusProvider the HTTP server asks (/healthz, /readyz, /v1/status, /v1/producers/{id},
+ * /v1/quotas), answered from the running pieces. Per-producer counts are this replica's.
+ */
+import type { Config } from '../config/types';
+import type { IngressConsumer } from '../consume/ingress-consumer';
+import type { GuardedStore } from '../decide/guarded-store';
+import type { HoldScheduler } from '../hold/hold-scheduler';
+import type { ProducerReport, QuotasReport, StatusProvider, StatusReport } from '../http/status-provider';
+import type { LimiterStore } from '../limit/types';
+import type { QuotaEntry } from '../rules';
+import type { QuotaHolder } from './quota-holder';
+
+export interface DrainerView {
+  joined(): boolean;
+  held(): { messages: number; bytes: number };
+}
+
+export interface StatusDeps {
+  config: Config;
+  ingress: IngressConsumer;
+  hold: HoldScheduler;
+  drainer(): DrainerView | undefined;
+  guarded: GuardedStore;
+  store: LimiterStore;
+  quotas: QuotaHolder;
+}
+
+const entryView = (entry: QuotaEntry): { match: string } & Record<string, unknown> => ({
+  match: entry.pattern,
+  ...entry.spec,
+  ...(entry.resolved.unlimited ? { unlimited: true } : {}),
+  ...(entry.resolved.shadow ? { shadow: true } : {}),
+});
+
+export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
+  const { config, ingress, guarded } = deps;
+  return {
+    alive: () => !ingress.crashed(),
+    ready: () => ingress.joined() && (deps.drainer()?.joined() ?? false),
+    status(): StatusReport {
+      const held = deps.hold.held();
+      const drained = deps.drainer()?.held() ?? { messages: 0, bytes: 0 };
+      return {
+        mode: config.mode,
+        store: { healthy: guarded.failures() === 0 },
+        fallbackActive: guarded.fallbackActive(),
+        onStoreError: config.limiter.onStoreError,
+        groups: [
+          {
+            groupId: config.group,
+            joined: ingress.joined(),
+            crashed: ingress.crashed(),
+            topics: [config.topics.ingress],
+            assigned: [{ topic: config.topics.ingress, partitions: ingress.assignment() }],
+          },
+          { groupId: config.retry.group, joined: deps.drainer()?.joined() ?? false, crashed: false, topics: config.retry.tiers.map((t) => t.topic) },
+        ],
+        held: { messages: held.messages + drained.messages, bytes: held.bytes + drained.bytes },
+      };
+    },
+    async producer(id): Promise<ProducerReport | undefined> {
+      const rule = deps.quotas.ruleOf(id);
+      const base: ProducerReport = { id, rule: { match: rule.name }, backlogMs: 0, nextFreeSlot: null, counts: {} };
+      if (rule.unlimited || !rule.limit) return { ...base, rule: { match: rule.name, unlimited: true } };
+      const state = await deps.store.inspect(id, rule.limit);
+      return {
+        ...base,
+        rule: { match: rule.name, rate: rule.limit.labels.rate, ...(rule.shadow ? { shadow: true } : {}) },
+        ratePerSecond: 1000 / rule.limit.intervalMs,
+        backlogMs: state.backlogMs,
+        nextFreeSlot: state.nextFreeAt ?? null,
+      };
+    },
+    quotas(): QuotasReport {
+      const rules = deps.quotas.rules();
+      const def = rules.entries.find((e) => e.kind === 'default');
+      const report: QuotasReport = {
+        file: rules.file,
+        loadedAt: deps.quotas.loadedAt(),
+        default: def ? entryView(def) : {},
+        producers: rules.entries.filter((e) => e.kind !== 'default').map(entryView),
+      };
+      const lastError = deps.quotas.lastError();
+      if (lastError) report.lastError = lastError;
+      return report;
+    },
+  };
+};
