@@ -15,9 +15,14 @@ const bringServicesUp = async (): Promise<void> => {
   const missing = REQUIRED.filter((name) => !process.env[name]);
   if (missing.length === 0) return;
   process.stderr.write(`\nglobal setup: ${missing.join(', ')} not set: starting (or reusing) the services\n`);
-  const { env, kafkaVersion } = await up({ redisCluster: true });
+  const { env, kafkaVersion } = await up({
+    kafka: !process.env.SLUICE_KAFKA_BROKERS,
+    redis: !process.env.SLUICE_REDIS_URL,
+    redisCluster: !process.env.SLUICE_REDIS_CLUSTER_NODES,
+  });
   for (const [key, value] of Object.entries(env)) process.env[key] ??= value;
-  process.stderr.write(`global setup: Kafka ${kafkaVersion} at ${process.env.SLUICE_KAFKA_BROKERS} (stop with \`npm run services -- down\`)\n`);
+  const kafka = kafkaVersion === undefined ? '' : `Kafka ${kafkaVersion} at ${process.env.SLUICE_KAFKA_BROKERS}; `;
+  process.stderr.write(`global setup: ${kafka}stop them with \`npm run services -- down\`\n`);
 };
 
 const warmUpConsumerGroup = async (): Promise<void> => {
