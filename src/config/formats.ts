@@ -20,7 +20,9 @@ const parseInteger = (value: unknown, min: number, max: number): { value: unknow
 
 const parseList = (value: unknown): string[] | undefined => {
   if (typeof value === 'string') return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.map((item) => item.trim());
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string' || typeof item === 'number')) {
+    return value.map((item) => String(item).trim());
+  }
   return undefined;
 };
 

@@ -238,3 +238,12 @@ describe('loadConfig', () => {
     });
   });
 });
+
+describe('loadConfig with a list of numbers', () => {
+  describe('when retry.tiers is a YAML list of milliseconds', () => {
+    it('reads them as durations', () => {
+      const file = writeTemp('s.yaml', 'topics: { ingress: a, downstream: b }\nretry:\n  tiers: [5000, 60000]\n');
+      expect(loadConfig({ file, env: {} }).retry.tiers.map((t) => t.label)).toEqual(['5s', '1m']);
+    });
+  });
+});
