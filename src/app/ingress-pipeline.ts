@@ -50,19 +50,20 @@ export const createIngressPipeline = (deps: IngressPipelineDeps): IngressPipelin
   const kafkaConsumer: Consumer = deps.kafka.consumer({ groupId: config.group, allowAutoTopicCreation: false, ...INGRESS_CONSUMER_SETTINGS });
   const tracker = createOffsetTracker();
   const committer = createCommitter({ tracker, target: kafkaConsumer, logger, intervalMs: config.commit.intervalMs });
-  let consumer: IngressConsumer | undefined;
+  // The hold's pressure callback needs the consumer, which needs the hold: tie the knot here.
+  const late: { consumer?: IngressConsumer } = {};
   const hold = createHoldScheduler({
     clock,
     maxMessages: config.hold.maxMessages,
     maxBytes: config.hold.maxBytes,
-    onPressure: (full) => (full ? consumer?.pauseAll() : consumer?.resumeAll()),
+    onPressure: (full) => (full ? late.consumer?.pauseAll() : late.consumer?.resumeAll()),
     onHeldChange: (messages, bytes) => metrics.held(messages, bytes),
   });
-  consumer = createIngressConsumer({
+  const ingress = createIngressConsumer({
     consumer: kafkaConsumer, topic, group: config.group, tracker, committer, metrics, logger,
     shouldPause: () => stopping || hold.isFull(),
   });
-  const ingress = consumer;
+  late.consumer = ingress;
   const writer = createMessageWriter({
     sender: deps.sender,
     clock,

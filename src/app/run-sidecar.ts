@@ -82,14 +82,15 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     cleanups.unshift(() => producer.disconnect());
     const sender = createBatchSender({ producer, logger });
     const pipeline = createIngressPipeline({ kafka, config, sender, decider, ruleOf: quotas.ruleOf, partitions, clock, metrics, logger });
-    let drainer: Awaited<ReturnType<typeof startDrainer>> | undefined;
-    const status = createStatusProvider({ config, ingress: pipeline.consumer, hold: pipeline.hold, drainer: () => drainer, guarded, store, quotas });
+    const started: { drainer?: Awaited<ReturnType<typeof startDrainer>> } = {};
+    const status = createStatusProvider({ config, ingress: pipeline.consumer, hold: pipeline.hold, drainer: () => started.drainer, guarded, store, quotas });
     const http = createHttpServer({ host: config.http.host, port: config.http.port, metricsRegistry: metrics.registry, status, logger, secrets });
     const bound = await http.listen();
     cleanups.push(() => http.close());
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
     await pipeline.start();
-    drainer = await startDrainer({ kafka, config, decider, ruleOf: quotas.ruleOf, sender, clock, metrics, logger });
+    const drainer = await startDrainer({ kafka, config, decider, ruleOf: quotas.ruleOf, sender, clock, metrics, logger });
+    started.drainer = drainer;
     void members.refresh();
 
     const crashed = new Promise<'crash'>((resolve) => {
@@ -100,9 +101,9 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const why = await Promise.race([stopSignal.then(() => 'signal' as const), crashed]);
     logger.info({ why }, 'sluice run stopping');
     http.shuttingDown();
-    const started = Date.now();
+    const stopAt = Date.now();
     await Promise.all([pipeline.stop(stopBudgetMs), drainer.stop()]);
-    logger.info({ ms: Date.now() - started }, 'sluice run stopped: held messages finished or parked, offsets committed');
+    logger.info({ ms: Date.now() - stopAt }, 'sluice run stopped: held messages finished or parked, offsets committed');
     return why === 'crash' ? 3 : 0;
   } finally {
     for (const cleanup of cleanups) {
