@@ -28,13 +28,16 @@ export interface UpResult {
   kafkaVersion?: string;
 }
 
-/** Whether the processes of `state` are alive and their ports (and health checks) answer. */
+/**
+ * Whether the processes of `state` are alive and their ports (and health checks) answer. A busy
+ * broker gets 20 s to answer kafkajs before it counts as broken (and is replaced).
+ */
 export const isRunning = async (state: ServiceState): Promise<boolean> => {
   if (!state.pids.every((pid) => isAlive(pid, state.marker))) return false;
   if (!(await Promise.all(state.ports.map((port) => portAnswers(port)))).every(Boolean)) return false;
   if (state.name === 'redis-cluster') return clusterIsOk(state.ports);
   if (state.name === 'redis') return redisAnswers(state);
-  return describeClusterAnswers(state.env.SLUICE_KAFKA_BROKERS ?? '', Date.now() + 5000);
+  return describeClusterAnswers(state.env.SLUICE_KAFKA_BROKERS ?? '', Date.now() + 20_000);
 };
 
 /** Stops the process groups of `state`; `checkMarker` false for processes this call started. */
