@@ -65,7 +65,7 @@ const integration = async (version: string): Promise<void> => {
     services = await servicesUp(version);
     say(`Kafka ${version} broker at ${services.env.SLUICE_KAFKA_BROKERS}, Redis ${services.env.SLUICE_REDIS_URL}, Redis Cluster ${services.env.SLUICE_REDIS_CLUSTER_NODES}`);
     // testTimeout on the command line: Jest 29 ignores it inside a `projects` entry
-    const args = ['--selectProjects', 'integration', '--runInBand', '--testTimeout=120000'];
+    const args = ['--selectProjects', 'integration', '--runInBand', '--verbose', '--testTimeout=120000'];
     return run(jest, args, { ...process.env, ...services.env, SLUICE_TEST_KAFKA_VERSION: version });
   });
   await stopStarted([`kafka-${version}`]);
