@@ -3,8 +3,10 @@
  * The composition root: the only file with side effects at import. It turns SIGTERM/SIGINT
  * into a stop signal, hands the command handlers to the CLI and exits with their code.
  */
-import { Command } from 'commander';
 import { runHandler } from './app/handlers';
+import { runCli } from './cli';
+import { drainHandler } from './drain/drain-handler';
+import { statusHandler } from './status/status-handler';
 
 const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   // `on`, not `once`: a repeated signal (tsx relays it twice when busy) must not kill the graceful stop.
@@ -12,17 +14,20 @@ const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   process.on('SIGINT', () => resolve('SIGINT'));
 });
 const context = { env: process.env, stopSignal, stderr: process.stderr };
+const handlers = {
+  run: runHandler(context),
+  drain: drainHandler(context, { stdout: process.stdout, stderr: process.stderr }),
+  status: statusHandler(context, process.stdout),
+};
 
-const program = new Command('sluice').exitOverride();
-program
-  .command('run')
-  .description('the sidecar: ingress → limiter → downstream / retry tiers, plus the drainer of the retry tiers')
-  .option('--config <file>', 'settings file (JSON or YAML)')
-  .action(async (options: { config?: string }) => {
-    process.exitCode = await runHandler(context)(options);
-  });
-
-program.parseAsync(process.argv).then(
-  () => setTimeout(() => process.exit(process.exitCode ?? 0), 100).unref(),
-  (error: { exitCode?: number }) => process.exit(error.exitCode === 0 ? 0 : 1),
+runCli(process.argv, handlers, { env: process.env, out: process.stdout, err: process.stderr }).then(
+  (code) => {
+    process.exitCode = code;
+    // Lingering sockets must not keep a finished command alive.
+    setTimeout(() => process.exit(code), 200).unref();
+  },
+  (error: unknown) => {
+    process.stderr.write(`sluice: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(3);
+  },
 );

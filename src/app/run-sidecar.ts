@@ -19,6 +19,7 @@ import { createRedisStore } from '../limit/redis-store';
 import { scaleRule } from '../limit/scale-rule';
 import { createPromMetrics } from '../metrics/prom-metrics';
 import { createBatchSender } from '../produce/batch-sender';
+import { waitReady } from '../status/wait-ready';
 import { checkTopics } from '../topics/check-topics';
 import { createIngressPipeline } from './ingress-pipeline';
 import { connectAdmin, createKafka } from './kafka-client';
@@ -69,6 +70,8 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
       onError: throttled(logger, 30_000),
     });
     cleanups.push(() => redis.disconnect());
+    // Give Redis a moment to connect, so the first fetch is decided by it; never wait longer.
+    await waitReady(redis, 2000).catch((error: unknown) => logger.warn({ err: error }, 'Redis not ready at start; limiter.onStoreError applies until it answers'));
     const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs });
     const members = watchGroupMembers({ admin, group: config.group, logger });
     cleanups.unshift(() => members.stop());
