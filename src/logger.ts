@@ -57,7 +57,7 @@ function redactValue(value: unknown, secrets: readonly string[], depth: number, 
 
 export interface LoggerOptions {
   level: LevelWithSilent | string;
-  /** where lines go; default stdout. Tests pass a stream. */
+  /** where lines go; default stdout, written synchronously (few lines; none lost at exit). Tests pass a stream. */
   destination?: DestinationStream;
   /** literal secret values (passwords from the settings) to mask wherever they appear. */
   secrets?: readonly string[];
@@ -85,7 +85,7 @@ export const redactingStream = (target: DestinationStream, secrets: readonly str
 
 export const createLogger = ({ level, destination, secrets = [], base = { name: 'sluice' } }: LoggerOptions): Logger => {
   const known = secrets.filter((s) => s.length > 0);
-  const target = destination ?? pino.destination({ dest: 1, sync: false });
+  const target = destination ?? pino.destination({ dest: 1, sync: true });
   return pino(
     {
       level,
