@@ -101,7 +101,7 @@ export const startDrainer = async (deps: DrainerDeps): Promise<Drainer> => {
       pauser.setBlocked(true);
       // Held messages are due within hold.maxMs: those due within a second leave, the rest are parked again.
       for (const held of scheduler.takeLaterThan(clock.now() + 1000)) held.evict();
-      await Promise.race([scheduler.whenEmpty(), new Promise((resolve) => setTimeout(resolve, 1500))]);
+      await Promise.race([scheduler.whenEmpty(), new Promise((resolve) => setTimeout(resolve, 1500).unref())]);
       await deps.sender.flush();
       committer.stop();
       await committer.commitNow();

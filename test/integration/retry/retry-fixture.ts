@@ -1,0 +1,119 @@
+/**
+ * A real retry setup for the drainer and `sluice drain` tests: random topics (downstream with
+ * broker append time, so release instants are the broker's), tiers 1s and 3s, a dead-letter
+ * topic, a quota file, settings, the Redis store behind the store-error policy, the decider
+ * and a sender — built the way `sluice run` builds them. Messages are parked with the same
+ * code the ingress side uses.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kafka, Message, Producer } from 'kafkajs';
+import pino from 'pino';
+import { systemClock } from '../../../src/clock';
+import { loadConfig } from '../../../src/config';
+import type { Config } from '../../../src/config/types';
+import { createFetchDecider } from '../../../src/decide/fetch-decider';
+import { createGuardedStore } from '../../../src/decide/guarded-store';
+import { createMemoryStore } from '../../../src/limit/memory-store';
+import { createRedisClient } from '../../../src/limit/redis-client';
+import { createRedisStore } from '../../../src/limit/redis-store';
+import { scaleRule } from '../../../src/limit/scale-rule';
+import type { LimiterStore } from '../../../src/limit/types';
+import { noMetrics, type Metrics } from '../../../src/metrics/types';
+import type { ParkInfo } from '../../../src/park/park-headers';
+import { parkMessage } from '../../../src/park/park-message';
+import { createBatchSender, type Sender } from '../../../src/produce/batch-sender';
+import { loadQuotas, resolveRule } from '../../../src/rules';
+import type { DrainerDeps } from '../../../src/drain/drainer';
+import { createKafka, produce } from '../../helpers/kafka';
+import { randomGroupId, randomKeyPrefix, randomTopicName } from '../../helpers/names';
+
+export interface RetryFixture {
+  kafka: Kafka;
+  config: Config;
+  store: LimiterStore;
+  sender: Sender;
+  metrics: Metrics & { malformed: number };
+  deps: DrainerDeps;
+  park(topic: string, messages: { id: string; info: ParkInfo }[], at?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Default 20/s; every `slow-*` producer has its own 1/h bucket with no queue (one admitted,
+ * then refusals); `tenth-*` one message per 10 s, so a decision shows in the store for seconds.
+ */
+export const quotas = `default:\n  rate: 20/s\n  queue: 1s\nproducers:\n  "slow-*":\n    rate: 1/h\n    queue: 0\n  "tenth-*":\n    rate: 1/10s\n    queue: 1m\n`;
+
+export const createRetryFixture = async (settings: Record<string, string> = {}): Promise<RetryFixture> => {
+  const kafka = createKafka();
+  const base = randomTopicName('retry');
+  const topics = [`${base}.down`, `${base}.retry.1s`, `${base}.retry.3s`, `${base}.dlq`];
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: topics.map((topic, i) => ({ topic, numPartitions: 2, configEntries: i === 0 ? [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] : [] })),
+  });
+  await admin.disconnect();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-retry-'));
+  writeFileSync(join(dir, 'quotas.yaml'), quotas);
+  const config = loadConfig({
+    env: {
+      SLUICE_KAFKA_BROKERS: process.env.SLUICE_KAFKA_BROKERS,
+      SLUICE_REDIS_URL: process.env.SLUICE_REDIS_URL,
+      SLUICE_INGRESS_TOPIC: base,
+      SLUICE_DOWNSTREAM_TOPIC: `${base}.down`,
+      SLUICE_RETRY_TOPIC: `${base}.retry`,
+      SLUICE_DEAD_LETTER_TOPIC: `${base}.dlq`,
+      SLUICE_RETRY_GROUP_ID: randomGroupId('retry'),
+      SLUICE_RETRY_TIERS: '1s,3s',
+      SLUICE_HOLD_MAX_MS: '1000',
+      SLUICE_REDIS_KEY_PREFIX: randomKeyPrefix('retry'),
+      SLUICE_QUOTAS_FILE: join(dir, 'quotas.yaml'),
+      SLUICE_LOG_LEVEL: 'silent',
+      ...settings,
+    },
+  });
+  const logger = pino({ level: 'silent' });
+  const clock = systemClock;
+  const redis = createRedisClient({ url: config.redis.url, timeoutMs: 1000 });
+  const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: 1000 });
+  const metrics = { ...noMetrics, malformed: 0, malformedRetryHeaders: (n: number) => void (metrics.malformed += n) };
+  const guarded = createGuardedStore({
+    store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: () => 1, scaleRule,
+    clock, metrics, logger, parkDelayMs: 1000,
+  });
+  const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode });
+  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1 });
+  await producer.connect();
+  const sender = createBatchSender({ producer, logger });
+  const rules = loadQuotas(config.quotas.file);
+  const deps: DrainerDeps = { kafka, config, decider, ruleOf: (id) => resolveRule(rules, id), sender, clock, metrics, logger };
+  return {
+    kafka, config, store, sender, metrics, deps,
+    async park(topic, messages, at = Date.now()) {
+      const parked: Message[] = messages.map(({ id, info }) => parkMessage({ key: id, value: id, headers: { 'test-id': id } }, info, 2, at));
+      await produce(kafka, topic, parked);
+    },
+    async close() {
+      await producer.disconnect();
+      redis.disconnect();
+    },
+  };
+};
+
+export const parkInfo = (producer: string, change: Partial<ParkInfo> = {}): ParkInfo => {
+  const now = Date.now();
+  return {
+    producer,
+    attempt: 1,
+    notBefore: now,
+    firstSeen: now - 100,
+    timestamp: String(now - 200),
+    origin: { topic: 'ingress', partition: 0, offset: '0' },
+    reason: { kind: 'delayed' },
+    ...change,
+  };
+};
