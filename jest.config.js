@@ -14,7 +14,7 @@ module.exports = {
       transform,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',
-      testTimeout: 120000,
+      setupFilesAfterEnv: ['<rootDir>/test/helpers/integration-timeout.ts'],
     },
   ],
 };
