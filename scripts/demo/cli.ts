@@ -1,0 +1,106 @@
+/**
+ * `npm run demo`: starts (or reuses) Kafka and Redis, creates demo topics, runs `sluice run`
+ * with config/demo-quotas.yaml, offers a synthetic load of a few producers at different
+ * multiples of their quotas for about 30 s with a live table, lets what waits drain for a
+ * while, prints a summary, then stops what it started (and only that): the sidecar, the
+ * demo topics, and the services this run started.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { down, up } from '../services/services';
+import { freePort } from '../services/ports';
+import { DEMO, DEMO_PRODUCERS } from './demo-plan';
+import { createObserver } from './observe';
+import { liveTable, plainLines, redraw, summaryTable } from './demo-table';
+import { startLoad } from './load';
+import { startSidecar, type Sidecar } from './sidecar-process';
+
+const root = resolve(__dirname, '../..');
+const say = (text: string): void => void process.stdout.write(`${text}\n`);
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+const main = async (): Promise<number> => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  let interrupted = false;
+  process.once('SIGINT', () => void (interrupted = true));
+  try {
+    say('starting (or reusing) Kafka and Redis — the first run fetches the Kafka jars with Maven, which takes a while');
+    const services = await up({});
+    if (services.started.length) cleanups.unshift(() => down(services.started));
+    const env = services.env;
+    const run = `sluice-demo-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
+    const kafka = new Kafka({ clientId: 'sluice-demo', brokers: env.SLUICE_KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    cleanups.unshift(() => admin.disconnect());
+    const topics = { ingress: `${run}.in`, downstream: `${run}.out` };
+    await admin.createTopics({ waitForLeaders: true, topics: Object.values(topics).map((topic) => ({ topic, numPartitions: DEMO.partitions })) });
+    cleanups.unshift(async () => {
+      const mine = (await admin.listTopics()).filter((t) => t.startsWith(run));
+      await admin.deleteTopics({ topics: mine });
+    });
+    const httpPort = await freePort();
+    const keyPrefix = `${run}:`;
+    const logFile = join(mkdtempSync(join(tmpdir(), 'sluice-demo-')), 'sluice.log');
+    say(`running sluice (log: ${logFile})`);
+    const sidecar: Sidecar = await startSidecar({
+      root,
+      httpPort,
+      logFile,
+      env: {
+        ...process.env, ...env,
+        SLUICE_INGRESS_TOPIC: topics.ingress, SLUICE_DOWNSTREAM_TOPIC: topics.downstream, SLUICE_TOPICS_CREATE: 'true',
+        SLUICE_QUOTAS_FILE: join(root, DEMO.quotasFile), SLUICE_RETRY_TIERS: DEMO.tiers, SLUICE_HOLD_MAX_MS: String(DEMO.holdMaxMs),
+        SLUICE_REDIS_KEY_PREFIX: keyPrefix, SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_LOG_LEVEL: 'warn',
+      },
+    });
+    cleanups.unshift(() => sidecar.stop());
+    const observer = createObserver({ root, redisUrl: env.SLUICE_REDIS_URL, keyPrefix, httpPort, producers: DEMO_PRODUCERS, quotasFile: join(root, DEMO.quotasFile) });
+    cleanups.unshift(() => observer.close());
+    say(`load: ${DEMO_PRODUCERS.map((p) => `${p.id} ${p.rate}/s (${p.note})`).join('; ')}`);
+    const load = await startLoad(kafka, topics.ingress, DEMO_PRODUCERS, DEMO.loadSeconds);
+    const tty = process.stdout.isTTY === true;
+    const started = Date.now();
+    let drawn = 0;
+    let loadDone = false;
+    void load.done.then(() => void (loadDone = true));
+    for (let second = 1; !interrupted; second += 1) {
+      await sleep(Math.max(0, started + second * 1000 - Date.now()));
+      const rows = await observer.sample(load.offered);
+      const elapsed = (Date.now() - started) / 1000;
+      const phase = loadDone ? 'load over, releasing what waits' : 'offering load';
+      if (tty) {
+        const lines = liveTable(elapsed, phase, rows);
+        process.stdout.write(redraw(drawn, lines));
+        drawn = lines.length;
+      } else if (second % 5 === 0) {
+        say(plainLines(elapsed, rows).join('\n'));
+      }
+      const waiting = rows.some((r) => r.backlogMs > 0 || r.offered > r.forwarded + r.deadLettered);
+      if (sidecar.exited()) throw new Error(`sluice run stopped unexpectedly; see ${logFile}`);
+      if (loadDone && (!waiting || elapsed > DEMO.loadSeconds + DEMO.settleSeconds)) break;
+    }
+    load.stop();
+    await load.done;
+    const rows = await observer.sample(load.offered);
+    const seconds = (Date.now() - started) / 1000;
+    say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
+    say(summaryTable(rows, seconds).join('\n'));
+    say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
+    return 0;
+  } finally {
+    say('stopping what the demo started');
+    for (const cleanup of cleanups) await cleanup().catch((error: Error) => say(`cleanup: ${error.message}`));
+  }
+};
+
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    process.stderr.write(`demo failed: ${error.message}\n`);
+    process.exit(1);
+  },
+);

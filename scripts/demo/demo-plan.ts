@@ -1,0 +1,26 @@
+/** What `npm run demo` runs: a few producers at different multiples of their quota in config/demo-quotas.yaml. */
+export interface DemoProducer {
+  id: string;
+  /** Messages per second offered. */
+  rate: number;
+  /** Shown in the table: what the offered rate is, relative to the quota. */
+  note: string;
+}
+
+export const DEMO_PRODUCERS: readonly DemoProducer[] = [
+  { id: 'checkout', rate: 25, note: '0.5x its 50/s quota' },
+  { id: 'billing', rate: 40, note: '2x its 20/s quota (queue 5s, then overflow)' },
+  { id: 'batch-nightly', rate: 30, note: '3x its 10/s quota (queue 2s)' },
+  { id: 'reports', rate: 30, note: '1x its 30/s rate, but a 600/m cap' },
+  { id: 'mobile-app', rate: 5, note: '0.5x the default 10/s' },
+];
+
+export const DEMO = {
+  loadSeconds: 30,
+  /** After the load stops, how long the sidecar may keep releasing what waits. */
+  settleSeconds: 15,
+  quotasFile: 'config/demo-quotas.yaml',
+  tiers: '2s,10s',
+  holdMaxMs: 2000,
+  partitions: 3,
+};

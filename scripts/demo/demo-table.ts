@@ -1,0 +1,52 @@
+/** The demo's live table and closing summary (pure text). */
+export interface ProducerRow {
+  id: string;
+  quota: string;
+  offeredPerS: number;
+  forwardedPerS: number;
+  backlogMs: number;
+  parked: number;
+  offered: number;
+  forwarded: number;
+  deadLettered: number;
+}
+
+const HEAD = ['producer', 'quota', 'offered/s', 'forwarded/s', 'backlog', 'parked (incl. re-parks)', 'dead-lettered'];
+
+const align = (rows: string[][]): string[] => {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
+};
+
+const backlog = (ms: number): string => (ms <= 0 ? '-' : `${(ms / 1000).toFixed(1)}s`);
+
+export const liveTable = (elapsedS: number, phase: string, rows: readonly ProducerRow[]): string[] => [
+  `sluice demo — ${phase}, ${elapsedS.toFixed(0)} s`,
+  ...align([
+    HEAD,
+    ...rows.map((r) => [r.id, r.quota, r.offeredPerS.toFixed(0), r.forwardedPerS.toFixed(0), backlog(r.backlogMs), String(r.parked), String(r.deadLettered)]),
+  ]),
+];
+
+/** One plain line per producer, for logs and pipes. */
+export const plainLines = (elapsedS: number, rows: readonly ProducerRow[]): string[] =>
+  rows.map((r) => `t=${elapsedS.toFixed(0)}s ${r.id}: offered ${r.offeredPerS.toFixed(0)}/s forwarded ${r.forwardedPerS.toFixed(0)}/s quota ${r.quota} backlog ${backlog(r.backlogMs)} parked ${r.parked} dead-lettered ${r.deadLettered}`);
+
+export const summaryTable = (rows: readonly ProducerRow[], seconds: number): string[] =>
+  align([
+    ['producer', 'quota', 'offered', 'forwarded', 'forwarded/s', 'parked (incl. re-parks)', 'dead-lettered', 'still waiting'],
+    ...rows.map((r) => [
+      r.id,
+      r.quota,
+      String(r.offered),
+      String(r.forwarded),
+      (r.forwarded / seconds).toFixed(1),
+      String(r.parked),
+      String(r.deadLettered),
+      String(Math.max(0, r.offered - r.forwarded - r.deadLettered)),
+    ]),
+  ]);
+
+/** Redraws `lines` in place on a TTY: cursor up over what was drawn before, clear each line. */
+export const redraw = (previous: number, lines: readonly string[]): string =>
+  `${previous > 0 ? `\x1b[${previous}A` : ''}${lines.map((l) => `\x1b[2K${l}`).join('\n')}\n`;
