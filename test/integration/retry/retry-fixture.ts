@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Kafka, Message, Producer } from 'kafkajs';
 import pino from 'pino';
 import { systemClock } from '../../../src/clock';
+import { SluiceError } from '../../../src/errors';
 import { loadConfig } from '../../../src/config';
 import type { Config } from '../../../src/config/types';
 import { createFetchDecider } from '../../../src/decide/fetch-decider';
@@ -37,6 +38,8 @@ export interface RetryFixture {
   metrics: Metrics & { malformed: number };
   deps: DrainerDeps;
   park(topic: string, messages: { id: string; info: ParkInfo }[], at?: number): Promise<void>;
+  /** Makes every decide call fail as if Redis were unreachable (the store-error policy applies). */
+  setStoreDown(down: boolean): void;
   close(): Promise<void>;
 }
 
@@ -81,8 +84,13 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
   const redis = createRedisClient({ url: config.redis.url, timeoutMs: 1000 });
   const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: 1000 });
   const metrics = { ...noMetrics, malformed: 0, malformedRetryHeaders: (n: number) => void (metrics.malformed += n) };
+  let storeDown = false;
+  const switchable: LimiterStore = {
+    ...store,
+    decide: (request) => (storeDown ? Promise.reject(new SluiceError('STORE_UNAVAILABLE', 'test: store switched off', { retriable: true })) : store.decide(request)),
+  };
   const guarded = createGuardedStore({
-    store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: () => 1, scaleRule,
+    store: switchable, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: () => 1, scaleRule,
     clock, metrics, logger, parkDelayMs: 1000,
   });
   const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode });
@@ -93,6 +101,7 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
   const deps: DrainerDeps = { kafka, config, decider, ruleOf: (id) => resolveRule(rules, id), sender, clock, metrics, logger };
   return {
     kafka, config, store, sender, metrics, deps,
+    setStoreDown: (down) => void (storeDown = down),
     async park(topic, messages, at = Date.now()) {
       const parked: Message[] = messages.map(({ id, info }) => parkMessage({ key: id, value: id, headers: { 'test-id': id } }, info, 2, at));
       await produce(kafka, topic, parked);
