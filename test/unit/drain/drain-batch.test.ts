@@ -178,3 +178,25 @@ describe('when the group rejoins and kafkajs fetches from the committed offset a
     expect(s.resolved).toEqual(['0', '1']);
   });
 });
+
+describe('when the drainer stops with messages held', () => {
+  it('parks an evicted held message again with its slot (not-before) unchanged', async () => {
+    const s = setup();
+    const parked = info({ notBefore: T0 + 700 });
+    await s.run('in.retry.1s', [tierMessage(0, T0 - 1000, encodeParkHeaders(parked))]);
+    s.held[0].evict();
+    await new Promise((r) => setImmediate(r));
+    expect(s.sent.map((x) => x.topic)).toEqual(['in.retry.1s']);
+    const decoded = decodeParkHeaders(s.sent[0].message.headers);
+    expect(decoded.kind === 'valid' && decoded.info).toEqual(parked);
+  });
+
+  it('parks an evicted admitted message as delayed with the attempt its decision counted', async () => {
+    const s = setup(() => ({ kind: 'forward', at: T0 + 400 }));
+    await s.run('in.retry.1s', [tierMessage(0, T0 - 1000, encodeParkHeaders(info({ reason: { kind: 'overflow', limit: 'rate' } })))]);
+    s.held[0].evict();
+    await new Promise((r) => setImmediate(r));
+    const decoded = decodeParkHeaders(s.sent[0].message.headers);
+    expect(decoded.kind === 'valid' && decoded.info).toEqual(info({ attempt: 2, notBefore: T0 + 400, reason: { kind: 'delayed' } }));
+  });
+});
