@@ -19,6 +19,9 @@ import { createRedisStore } from '../limit/redis-store';
 import { scaleRule } from '../limit/scale-rule';
 import { createPromMetrics } from '../metrics/prom-metrics';
 import { createBatchSender } from '../produce/batch-sender';
+import { createPacedSender } from '../produce/paced-sender';
+import { identify } from '../identify/identify';
+import { spacingOf } from '../decide/verdict';
 import { waitReady } from '../status/wait-ready';
 import { checkTopics } from '../topics/check-topics';
 import { createIngressPipeline } from './ingress-pipeline';
@@ -92,7 +95,15 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     cleanups.push(() => http.close());
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
     await pipeline.start();
-    const drainer = await startDrainer({ kafka, config, decider, ruleOf: quotas.ruleOf, sender, clock, metrics, logger });
+    const drainerSender = createPacedSender({
+      sender, pacer: pipeline.pacer, clock, downstream: config.topics.downstream,
+      producerOf: (message) => identify({ key: message.key ?? null, headers: message.headers }, config.identity),
+      spacingOf: (producer) => {
+        const rule = quotas.ruleOf(producer);
+        return rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0;
+      },
+    });
+    const drainer = await startDrainer({ kafka, config, decider, ruleOf: quotas.ruleOf, sender: drainerSender, clock, metrics, logger });
     started.drainer = drainer;
     void members.refresh();
 

@@ -10,6 +10,7 @@ import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import type { Verdict } from '../decide/verdict';
 import type { HoldScheduler } from '../hold/hold-scheduler';
+import { createReleasePacer, ReleasePacer } from '../hold/release-pacer';
 import type { Metrics } from '../metrics/types';
 import type { ParkInfo, ParkReason } from '../park/park-headers';
 import type { MessageWriter } from '../produce/message-writer';
@@ -26,6 +27,7 @@ export interface DispatchOptions {
   metrics: Metrics;
   logger: Logger;
   onStuck(inbound: Inbound, error: unknown): void;
+  pacer?: ReleasePacer;
 }
 
 export const parkInfoOf = (inbound: Inbound, reason: ParkReason, notBefore: number): ParkInfo => ({
@@ -41,7 +43,7 @@ export const parkInfoOf = (inbound: Inbound, reason: ParkReason, notBefore: numb
 const outcomeOfPark = (reason: ParkReason): 'delayed' | 'overflowed' | undefined =>
   reason.kind === 'delayed' ? 'delayed' : reason.kind === 'overflow' ? 'overflowed' : undefined;
 
-export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck }: DispatchOptions): Dispatcher => {
+export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck, pacer = createReleasePacer() }: DispatchOptions): Dispatcher => {
   const deadLetterTooLarge = (inbound: Inbound, info: ParkInfo, ack: () => void, first: unknown): void => {
     if (!(first instanceof SluiceError && first.code === 'MESSAGE_TOO_LARGE')) return onStuck(inbound, first);
     logger.error({ err: first, origin: info.origin, producer: inbound.producer }, 'message refused as too large; dead-lettering it');
@@ -83,11 +85,18 @@ export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck
     dispatch(inbound, verdict, ack) {
       if (verdict.kind === 'park') return park(inbound, verdict.reason, verdict.notBefore, ack);
       if (verdict.shadow) metrics.message(verdict.shadow === 'delayed' ? 'shadow_delayed' : 'shadow_overflowed', inbound.producer);
+      const evict = (): void => park(inbound, { kind: 'delayed' }, verdict.at, ack);
       hold.add({
         at: verdict.at,
         bytes: inbound.size,
-        release: () => forward(inbound, ack),
-        evict: () => park(inbound, { kind: 'delayed' }, verdict.at, ack),
+        evict,
+        release: () => {
+          // Late (this process stalled)? Keep one interval after this producer's previous release.
+          const now = clock.now();
+          const slot = pacer.slot(inbound.producer, verdict.spacingMs ?? 0, now);
+          if (slot <= now) return forward(inbound, ack);
+          hold.add({ at: slot, bytes: inbound.size, evict, release: () => forward(inbound, ack) });
+        },
       });
     },
   };

@@ -7,7 +7,7 @@
 import type { Clock } from '../clock';
 import type { BatchDecision } from '../limit/types';
 import type { GuardedStore } from './guarded-store';
-import { Candidate, enforceVerdicts, shadowVerdicts, Verdict } from './verdict';
+import { Candidate, enforceVerdicts, shadowVerdicts, spacingOf, Verdict } from './verdict';
 
 export type Mode = 'enforce' | 'shadow';
 
@@ -52,7 +52,7 @@ export const createFetchDecider = ({
     }
     const reply: BatchDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size) });
     const localNow = clock.now();
-    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, localNow) : enforceVerdicts(reply, localNow, holdMaxMs);
+    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, localNow) : enforceVerdicts(reply, localNow, holdMaxMs, spacingOf(rule.limit));
   };
 
   return {

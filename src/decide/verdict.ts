@@ -4,6 +4,9 @@
  * (local = localNow + (at − reply.now)), so a skewed pod clock does not change the spacing.
  */
 import type { BatchDecision, Decision, LimitRule } from '../limit/types';
+
+/** The spacing a rule asks between two releases of one producer: its interval for a leaky bucket, none otherwise. */
+export const spacingOf = (rule: LimitRule): number => (rule.algorithm === 'leaky-bucket' ? rule.intervalMs : 0);
 import type { ParkReason } from '../park/park-headers';
 
 /** The part of a resolved quota rule the pipeline needs (src/rules resolveRule's result). */
@@ -22,8 +25,11 @@ export interface Candidate {
 }
 
 export type Verdict =
-  /** Held in memory until `at`, then produced downstream. */
-  | { kind: 'forward'; at: number; shadow?: 'delayed' | 'overflowed' }
+  /**
+   * Held in memory until `at`, then produced downstream. `spacingMs`: the rule's emission
+   * interval for a leaky bucket (releases of one producer are kept at least that far apart).
+   */
+  | { kind: 'forward'; at: number; shadow?: 'delayed' | 'overflowed'; spacingMs?: number }
   /** Written to a retry tier; may not leave before `notBefore`. */
   | { kind: 'park'; reason: ParkReason; notBefore: number };
 
@@ -31,11 +37,11 @@ export const reasonOf = (decision: Decision): ParkReason =>
   decision.reason === 'store-unavailable' ? { kind: 'store-unavailable' } : { kind: 'overflow', limit: decision.reason ?? 'rate' };
 
 /** Enforcing: admitted within hold.maxMs → forward; admitted later → park `delayed`; refused → park with its reason. */
-export const enforceVerdicts = (reply: BatchDecision, localNow: number, holdMaxMs: number): Verdict[] =>
+export const enforceVerdicts = (reply: BatchDecision, localNow: number, holdMaxMs: number, spacingMs = 0): Verdict[] =>
   reply.decisions.map((decision) => {
     const at = localNow + (decision.at - reply.now);
     if (!decision.admitted) return { kind: 'park', reason: reasonOf(decision), notBefore: at };
-    if (at - localNow <= holdMaxMs) return { kind: 'forward', at };
+    if (at - localNow <= holdMaxMs) return spacingMs > 0 ? { kind: 'forward', at, spacingMs } : { kind: 'forward', at };
     return { kind: 'park', reason: { kind: 'delayed' }, notBefore: at };
   });
 

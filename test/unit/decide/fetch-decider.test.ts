@@ -68,9 +68,9 @@ describe('when the store answers on its own clock', () => {
     const { decider } = build(store);
     const v = await decider.decide([c('a'), c('a'), c('a'), c('a'), c('a')]);
     expect(v).toEqual([
-      { kind: 'forward', at: 1_000_000 },
-      { kind: 'forward', at: 1_002_000 },
-      { kind: 'forward', at: 1_004_000 },
+      { kind: 'forward', at: 1_000_000, spacingMs: 100 },
+      { kind: 'forward', at: 1_002_000, spacingMs: 100 },
+      { kind: 'forward', at: 1_004_000, spacingMs: 100 },
       { kind: 'park', reason: { kind: 'delayed' }, notBefore: 1_006_000 },
       { kind: 'park', reason: { kind: 'overflow', limit: '1000/h' }, notBefore: 1_009_000 },
     ]);
@@ -93,7 +93,7 @@ describe('when the mode is shadow', () => {
 describe('when the store fails', () => {
   it('forward: admits now', async () => {
     const { decider } = build(failing, { policy: 'forward' });
-    expect(await decider.decide([c('a')])).toEqual([{ kind: 'forward', at: 1_000_000 }]);
+    expect(await decider.decide([c('a')])).toEqual([{ kind: 'forward', at: 1_000_000, spacingMs: 100 }]);
   });
 
   it('park: parks store-unavailable with a short notBefore', async () => {
@@ -132,6 +132,6 @@ describe('when several partitions of one fetch are decided in the same tick', ()
     const [p0, p1] = await Promise.all([merged.decide([c('a'), c('b')]), merged.decide([c('a')])]);
     expect(calls.map((x) => [x.producer, x.sizes.length])).toEqual([['a', 2], ['b', 1]]);
     expect(p0).toHaveLength(2);
-    expect(p1).toEqual([{ kind: 'forward', at: 1_002_000 }]);
+    expect(p1).toEqual([{ kind: 'forward', at: 1_002_000, spacingMs: 100 }]);
   });
 });

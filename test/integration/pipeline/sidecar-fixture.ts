@@ -1,0 +1,176 @@
+/**
+ * What the pipeline's integration tests share: a scenario (random ingress and downstream
+ * topics — downstream with LogAppendTime so rates are judged by the broker's clock — a quota
+ * file, a Redis key prefix), real `sluice run` child processes (`tsx src/main.ts run`), a
+ * paced load of several producers, and the measures the tests judge (window counts, order,
+ * duplicates, delays).
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Kafka, Message } from 'kafkajs';
+import { ConsumedMessage, createTopic, headerValues } from '../../helpers/kafka';
+import { randomKeyPrefix } from '../../helpers/names';
+import { waitFor } from '../../helpers/wait';
+
+const ROOT = resolve(__dirname, '../../..');
+
+export interface Scenario {
+  ingress: string;
+  downstream: string;
+  env: Record<string, string>;
+  quotasFile: string;
+}
+
+export const createScenario = async (
+  kafka: Kafka,
+  { partitions = 1, quotas, env = {} }: { partitions?: number; quotas: string; env?: Record<string, string> },
+): Promise<Scenario> => {
+  const ingress = await createTopic(kafka, { prefix: 'in', partitions });
+  const downstream = await createTopic(kafka, {
+    prefix: 'out',
+    partitions: 1,
+    configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }],
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-pipeline-'));
+  const quotasFile = join(dir, 'quotas.yaml');
+  writeFileSync(quotasFile, quotas);
+  return {
+    ingress,
+    downstream,
+    quotasFile,
+    env: {
+      SLUICE_INGRESS_TOPIC: ingress,
+      SLUICE_DOWNSTREAM_TOPIC: downstream,
+      SLUICE_TOPICS_CREATE: 'true',
+      SLUICE_RETRY_TIERS: '5s,1m',
+      SLUICE_QUOTAS_FILE: quotasFile,
+      SLUICE_REDIS_KEY_PREFIX: randomKeyPrefix('pipeline'),
+      SLUICE_HTTP_PORT: '0',
+      SLUICE_LOG_LEVEL: 'info',
+      ...env,
+    },
+  };
+};
+
+export interface Sidecar {
+  process: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+  /** Resolves once both the ingress consumer and the drainer joined their groups. */
+  joined(): Promise<void>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export const startSidecar = (scenario: Scenario, env: Record<string, string> = {}): Sidecar => {
+  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts', 'run'], {
+    cwd: ROOT,
+    env: { ...process.env, ...scenario.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const collect = (chunk: Buffer): void => {
+    lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<number | null>((done) => child.on('exit', (code, signal) => done(code ?? (signal ? 128 : null))));
+  return {
+    process: child,
+    lines,
+    exited,
+    joined: async () => {
+      await waitFor(() => lines.some((l) => l.includes('joined the ingress group')) && lines.some((l) => l.includes('drainer joined')), {
+        timeoutMs: 60_000,
+        message: `sluice to join its groups; output so far:\n${lines.slice(-5).join('\n')}`,
+      });
+    },
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+};
+
+export interface ProducerLoad {
+  id: string;
+  perSecond: number;
+  seconds: number;
+  /** Extra headers on every message (e.g. forged sluice-* ones). */
+  headers?: Record<string, string>;
+}
+
+/** Writes each producer's messages in 100 ms ticks (value `<id>:<seq>`); resolves with every value sent. */
+export const runLoad = async (kafka: Kafka, topic: string, loads: ProducerLoad[], keyOf = (id: string, seq: number) => `${id}-${seq % 7}`): Promise<string[]> => {
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const sent: string[] = [];
+  const start = Date.now();
+  const ticks = Math.max(...loads.map((l) => l.seconds * 10));
+  try {
+    for (let tick = 0; tick < ticks; tick += 1) {
+      const messages: Message[] = [];
+      for (const load of loads) {
+        if (tick >= load.seconds * 10) continue;
+        const from = Math.round((tick * load.perSecond) / 10);
+        const to = Math.round(((tick + 1) * load.perSecond) / 10);
+        for (let seq = from; seq < to; seq += 1) {
+          const value = `${load.id}:${seq}`;
+          messages.push({ key: keyOf(load.id, seq), value, headers: { 'producer-id': load.id, ...load.headers } });
+          sent.push(value);
+        }
+      }
+      if (messages.length > 0) await producer.send({ topic, messages, acks: -1 });
+      const next = start + (tick + 1) * 100;
+      await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  return sent;
+};
+
+export const producerOf = (m: ConsumedMessage): string => String(m.value).split(':')[0];
+export const seqOf = (m: ConsumedMessage): number => Number(String(m.value).split(':')[1]);
+
+/** Broker append times (LogAppendTime) of one producer's downstream messages, sorted. */
+export const appendTimes = (messages: ConsumedMessage[], producer: string): number[] =>
+  messages.filter((m) => producerOf(m) === producer).map((m) => Number(m.timestamp)).sort((a, b) => a - b);
+
+export const countIn = (times: number[], from: number, to: number): number => times.filter((t) => t >= from && t < to).length;
+
+/** The most messages in any window of `windowMs` (windows start at each message). */
+export const maxInWindow = (times: number[], windowMs: number): number => {
+  let best = 0;
+  let j = 0;
+  for (let i = 0; i < times.length; i += 1) {
+    while (times[j] < times[i] - windowMs + 1) j += 1;
+    best = Math.max(best, i - j + 1);
+  }
+  return best;
+};
+
+export const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
+
+export const waitedMs = (m: ConsumedMessage): number => Number(headerValues(m.headers, 'sluice-waited-ms')[0]);
+
+/** Values seen more than once. */
+export const duplicates = (messages: ConsumedMessage[]): string[] => {
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const m of messages) {
+    const v = String(m.value);
+    if (seen.has(v)) twice.add(v);
+    seen.add(v);
+  }
+  return [...twice];
+};
+
+export const missing = (sent: string[], messages: ConsumedMessage[]): string[] => {
+  const got = new Set(messages.map((m) => String(m.value)));
+  return sent.filter((v) => !got.has(v));
+};

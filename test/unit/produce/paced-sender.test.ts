@@ -1,0 +1,35 @@
+import type { Message } from 'kafkajs';
+import { systemClock } from '../../../src/clock';
+import { createReleasePacer } from '../../../src/hold/release-pacer';
+import type { Sender } from '../../../src/produce/batch-sender';
+import { createPacedSender } from '../../../src/produce/paced-sender';
+
+const recording = () => {
+  const sent: { topic: string; value: string; at: number }[] = [];
+  const sender: Sender = {
+    send: async (topic, m) => void sent.push({ topic, value: String(m.value), at: Date.now() }),
+    flush: async () => undefined,
+    pending: () => 0,
+    close: () => undefined,
+  };
+  return { sent, sender };
+};
+
+const msg = (producer: string, value: string): Message => ({ key: producer, value });
+
+describe('when several downstream messages of one producer are sent at once', () => {
+  it('sends them one interval apart, in order, and flush waits for all of them', async () => {
+    const { sent, sender } = recording();
+    const paced = createPacedSender({
+      sender, pacer: createReleasePacer(), clock: systemClock, downstream: 'out',
+      producerOf: (m) => String(m.key), spacingOf: () => 30,
+    });
+    void paced.send('out', msg('p', '1'));
+    void paced.send('out', msg('p', '2'));
+    void paced.send('out', msg('q', 'x'));
+    void paced.send('retry', msg('p', 'parked'));
+    await paced.flush();
+    expect(sent.map((s) => s.value)).toEqual(['1', 'x', 'parked', '2']);
+    expect(sent[3].at - sent[0].at).toBeGreaterThanOrEqual(28);
+  });
+});
