@@ -2,7 +2,7 @@
  * The synthetic load: every 100 ms each producer sends its share of its offered rate to the
  * ingress topic (header producer-id, a numbered value), for a fixed time. Counts what it sent.
  */
-import type { Kafka, Message } from 'kafkajs';
+import { type Kafka, type Message, Partitioners } from 'kafkajs';
 import type { DemoProducer } from './demo-plan';
 
 export interface Load {
@@ -12,7 +12,7 @@ export interface Load {
 }
 
 export const startLoad = async (kafka: Kafka, topic: string, producers: readonly DemoProducer[], seconds: number): Promise<Load> => {
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const sent = new Map(producers.map((p) => [p.id, 0]));
   const started = Date.now();

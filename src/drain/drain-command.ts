@@ -82,7 +82,9 @@ export const runDrain = async (deps: DrainCommandDeps, options: DrainOptions): P
   if (total > 0 && options.dryRun) await runDryDrain({ ...deps, ranges, topics, options, redrive, report, policy: retryPolicyOf(config), prepare: prepareForDrain(options, redrive) });
   else if (total > 0) await drainForReal(deps, { ranges, topics, options, redrive, report });
   progress.stop();
-  deps.stdout.write(formatSummary(summary, { dryRun: options.dryRun }));
+  const what = `${topics.join(', ')} as ${config.retry.group}`;
+  if (total === 0) deps.stdout.write(`nothing to drain: ${what} is at the end offsets\n`);
+  else deps.stdout.write(`${options.dryRun ? 'would drain' : 'drained'} ${summary.total()} message(s) of ${what}:\n${formatSummary(summary, { dryRun: options.dryRun })}`);
   return summary;
 };
 

@@ -4,6 +4,7 @@
  * decider, a sender) the same way `sluice run` does, runs the drain, prints the summary and
  * returns the exit code.
  */
+import { Partitioners } from 'kafkajs';
 import type { Logger } from 'pino';
 import { withConfig, type HandlerContext } from '../app/handlers';
 import { connectAdmin, createKafka } from '../app/kafka-client';
@@ -40,7 +41,7 @@ export const drainWithConfig = async (config: Config, logger: Logger, opts: CliD
     clusterNodes: config.redis.clusterNodes.length > 0 ? [...config.redis.clusterNodes] : undefined,
     timeoutMs: config.redis.timeoutMs,
   });
-  const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner });
   const members = watchGroupMembers({ admin, group: config.group, logger });
   try {
     await members.refresh();
