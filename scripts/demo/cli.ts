@@ -41,6 +41,8 @@ const main = async (): Promise<number> => {
     cleanups.unshift(async () => {
       const mine = (await admin.listTopics()).filter((t) => t.startsWith(run));
       await admin.deleteTopics({ topics: mine });
+      const groups = (await admin.listGroups()).groups.filter((g) => g.groupId.includes(run));
+      if (groups.length) await admin.deleteGroups(groups.map((g) => g.groupId));
     });
     const httpPort = await freePort();
     const keyPrefix = `${run}:`;
