@@ -24,6 +24,7 @@ import { createProgress, type TextOut } from './drain-progress';
 import { runDryDrain } from './drain-dry-run';
 import { createDrainSummary, type DrainSummary, formatSummary } from './drain-summary';
 import type { RetryItem } from './retry-item';
+import type { PartitionPauser } from './partition-pauser';
 import { createRetryRouter } from './retry-router';
 import { fetchPartitionCounts, retryPolicyOf } from './retry-setup';
 
@@ -100,7 +101,11 @@ const drainForReal = async (deps: DrainCommandDeps, run: RealRun): Promise<void>
   const { config, clock, kafka } = deps;
   const partitions = await fetchPartitionCounts(kafka, [...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter]);
   const tracker = createOffsetTracker();
-  const scheduler = createHoldScheduler({ clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes });
+  // Messages wait in memory until their not-before: past the hold caps, fetching pauses.
+  let pauser: PartitionPauser | undefined;
+  const scheduler = createHoldScheduler({
+    clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes, onPressure: (full) => pauser?.setBlocked(full),
+  });
   const router = createRetryRouter({
     ...deps,
     scheduler,
@@ -120,12 +125,13 @@ const drainForReal = async (deps: DrainCommandDeps, run: RealRun): Promise<void>
     logger: deps.logger,
     commitIntervalMs: config.commit.intervalMs,
     createCommitter,
-    onBatch: (controls, accept, pauser) =>
-      handleDrainBatch(
+    onBatch: (controls, accept, batchPauser) => {
+      pauser = batchPauser;
+      return handleDrainBatch(
         {
           router,
           tracker,
-          pauser,
+          pauser: batchPauser,
           tiers: config.retry.tiers,
           identity: config.identity,
           clock,
@@ -135,7 +141,8 @@ const drainForReal = async (deps: DrainCommandDeps, run: RealRun): Promise<void>
           prepare: prepareForDrain(run.options, run.redrive),
         },
         controls,
-      ),
+      );
+    },
   });
   scheduler.close();
 };

@@ -93,9 +93,11 @@ export const createRetryRouter = (deps: RouterDeps): RetryRouter => {
     );
   };
 
-  const park = (item: RetryItem, tier: Tier, info: ParkInfo): Promise<void> =>
+  /** `moved`: a hop or a park-back at shutdown, which is no new outcome (not counted). */
+  const park = (item: RetryItem, tier: Tier, info: ParkInfo, moved = false): Promise<void> =>
     sender.send(tier.topic, reparkMessage(item, info, deps.partitionsOf(tier.topic), clock.now())).then(
       () => {
+        if (moved) return;
         metrics.message(info.reason.kind === 'delayed' ? 'delayed' : 'overflowed', info.producer);
         outcome(item, 'reparked');
       },
@@ -109,7 +111,7 @@ export const createRetryRouter = (deps: RouterDeps): RetryRouter => {
         at: until,
         bytes: item.size,
         release: () => void next().then(resolve),
-        evict: () => void park(item, chooseTier(policy.tiers, parkInfo.notBefore - clock.now()), parkInfo).then(resolve),
+        evict: () => void park(item, chooseTier(policy.tiers, parkInfo.notBefore - clock.now()), parkInfo, true).then(resolve),
       });
     });
 
@@ -123,7 +125,7 @@ export const createRetryRouter = (deps: RouterDeps): RetryRouter => {
   const carryOut = (item: RetryItem, step: DueStep): Promise<void> => {
     switch (step.kind) {
       case 'hop':
-        return park(item, step.tier, item.info);
+        return park(item, step.tier, item.info, true);
       case 'hold':
         return hold(item, step.until, () => afterHold(item));
       case 'forward':
