@@ -1,0 +1,43 @@
+/**
+ * Rate accuracy: `producers` producers offered at 3× their quota for `seconds` against one or
+ * two sidecar replicas sharing Redis (same group, same key prefix), judged by the downstream
+ * append times (accuracy-stats.ts).
+ */
+import { randomGroupId } from '../../test/helpers/names';
+import { type AccuracyResult, judgeAccuracy } from './accuracy-stats';
+import type { BenchContext } from './context';
+import { paced } from './load';
+import { readDownstream } from './read-downstream';
+import type { Side } from './side';
+
+export interface AccuracySettings {
+  replicas: number;
+  seconds: number;
+  producers: number;
+  quotaPerSec: number;
+  queue: string;
+}
+
+export const measureAccuracy = async (ctx: BenchContext, s: AccuracySettings): Promise<AccuracyResult & { replicas: number }> => {
+  const setup = ctx.sluiceSetup({ rate: `${s.quotaPerSec}/s`, queue: s.queue });
+  const ingress = await ctx.book.ingress('acc');
+  const downstream = await ctx.book.downstream('acc-down');
+  const group = randomGroupId('bench-acc');
+  const sides: Side[] = [];
+  let offeredUntil = 0;
+  try {
+    // One at a time: the first creates the retry tiers.
+    for (let r = 0; r < s.replicas; r += 1) sides.push(await ctx.launch('sluice', { ingress, downstream, group }, setup));
+    // Let the group settle with every replica in it before the load starts.
+    await new Promise((resolve) => setTimeout(resolve, s.replicas > 1 ? 3000 : 500));
+    const start = Date.now();
+    offeredUntil = start + s.seconds * 1000;
+    await paced(ctx.kafka, ingress, 3 * s.quotaPerSec * s.producers, s.seconds * 1000, { producers: s.producers, valueBytes: 1024 });
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, offeredUntil + 1000 - Date.now())));
+  } finally {
+    await Promise.all(sides.map((side) => side.stop()));
+  }
+  const total = await ctx.book.total(downstream);
+  const arrivals = await readDownstream(ctx.kafka, downstream, total);
+  return { replicas: s.replicas, ...judgeAccuracy(arrivals, s.quotaPerSec, offeredUntil) };
+};

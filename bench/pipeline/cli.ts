@@ -1,0 +1,78 @@
+/**
+ * `npm run bench`: sluice against the plain kafkajs pipe on the real broker and Redis. Runs
+ * the phases in turn, prints one markdown table, writes bench/results/<date>.json. Progress
+ * goes to stderr; the table alone to stdout.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { measureAccuracy } from './accuracy';
+import { createContext } from './context';
+import { measureLatency } from './latency';
+import { measureMemory } from './memory';
+import { renderTable } from './report';
+import { servicesEnv } from './services-env';
+import { benchSettings } from './settings';
+import { buildResult, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
+import { measureThroughput } from './throughput';
+
+const started = Date.now();
+const say = (text: string): void => {
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${text}\n`);
+};
+
+const main = async (): Promise<void> => {
+  const settings = benchSettings(process.env);
+  const loadBefore = os.loadavg();
+  const ctx = await createContext(servicesEnv(process.env));
+  say(`load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')}; side logs in ${ctx.logDir}`);
+  try {
+    const throughput: ThroughputSummary[] = [];
+    for (const producers of settings.producerCounts) {
+      say(`throughput: ${settings.count} × 1 KiB from ${producers} producers, ${settings.rounds} alternations`);
+      const runs = await measureThroughput(ctx, { count: settings.count, producers, rounds: settings.rounds });
+      throughput.push(summarizeThroughput(runs, producers, settings.count));
+    }
+    const rate = Math.round(throughput[0].pipeMsgsPerSec.median / 2);
+    say(`latency: ${rate} msg/s (half the pipe's median) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
+    const latency = summarizeLatency(await measureLatency(ctx, { rate, seconds: settings.latencySeconds, rounds: settings.rounds }), rate);
+    const accuracyRuns = [];
+    for (const replicas of [1, 2]) {
+      say(`accuracy: ${settings.accuracyProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.accuracySeconds} s, ${replicas} replica(s)`);
+      accuracyRuns.push(await measureAccuracy(ctx, {
+        replicas, seconds: settings.accuracySeconds, producers: settings.accuracyProducers, quotaPerSec: settings.quotaPerSec, queue: `${settings.queueSeconds}s`,
+      }));
+    }
+    say(`memory: ${settings.memoryProducers} distinct producers, one message each, rule 1/h`);
+    const memory = await measureMemory(ctx, settings.memoryProducers);
+    const date = new Date().toISOString();
+    const result = buildResult({
+      date,
+      environment: {
+        node: process.version, cpus: os.cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg(),
+        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (node --import tsx), see bench/pipeline/side.ts',
+      },
+      throughput, latency,
+      accuracy: {
+        quotaPerSec: settings.quotaPerSec, seconds: settings.accuracySeconds, queue: `${settings.queueSeconds}s`,
+        capacityMessages: settings.quotaPerSec * settings.queueSeconds, runs: accuracyRuns,
+      },
+      memory,
+    });
+    const dir = path.resolve(__dirname, '../results');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `${date.replace(/[:.]/g, '-')}.json`);
+    writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(`${renderTable(result)}\n\n${settings.count} messages per throughput run; load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} after; ${result.environment.seconds} s; ${file}\n`);
+  } finally {
+    await ctx.close();
+  }
+};
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

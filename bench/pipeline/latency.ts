@@ -1,0 +1,47 @@
+/**
+ * Added latency: each side in turn (fresh topics, joined before the load starts) gets `rate`
+ * messages/s for `seconds`; latency is the downstream append time (LogAppendTime) minus the
+ * send time, over the messages sent after the first second (warm-up). p50 and p99 per run.
+ */
+import type { BenchContext } from './context';
+import { paced } from './load';
+import { readDownstream } from './read-downstream';
+import type { SideKind } from './side';
+import { percentile } from './stats';
+import { watchCount } from './topics';
+
+export interface LatencyRun {
+  side: SideKind;
+  p50Ms: number;
+  p99Ms: number;
+  messages: number;
+}
+
+const once = async (ctx: BenchContext, kind: SideKind, rate: number, seconds: number): Promise<LatencyRun> => {
+  const setup = ctx.sluiceSetup({ rate: '1000000/s', queue: '1m' });
+  const ingress = await ctx.book.ingress('lat');
+  const downstream = await ctx.book.downstream('lat-down');
+  const side = await ctx.launch(kind, { ingress, downstream }, setup);
+  let written = 0;
+  const start = Date.now();
+  try {
+    written = await paced(ctx.kafka, ingress, rate, seconds * 1000, { producers: 100, valueBytes: 1024 });
+    await watchCount(() => ctx.book.total(downstream), written, { timeoutMs: 120_000 });
+  } finally {
+    await side.stop();
+  }
+  const arrivals = await readDownstream(ctx.kafka, downstream, written);
+  const latencies = arrivals.filter((a) => a.sentMs >= start + 1000).map((a) => a.appendMs - a.sentMs);
+  return { side: kind, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), messages: latencies.length };
+};
+
+export const measureLatency = async (
+  ctx: BenchContext, { rate, seconds, rounds }: { rate: number; seconds: number; rounds: number },
+): Promise<LatencyRun[]> => {
+  const runs: LatencyRun[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const order: SideKind[] = round % 2 === 0 ? ['pipe', 'sluice'] : ['sluice', 'pipe'];
+    for (const kind of order) runs.push(await once(ctx, kind, rate, seconds));
+  }
+  return runs;
+};

@@ -1,0 +1,55 @@
+/**
+ * Memory per tracked producer: a sidecar under a slow rule (1/h, so every producer's state
+ * lives for an hour) sees `producers` distinct producers send one message each. Redis
+ * used_memory and the sidecar's heap after a full gc, before and after, divided by the
+ * producers; MEMORY USAGE of sampled keys as a cross-check (the Redis is shared).
+ */
+import type { BenchContext } from './context';
+import { prefill } from './load';
+import { keyFootprint, usedMemory } from './redis-info';
+import { watchCount } from './topics';
+
+export interface MemoryResult {
+  producers: number;
+  redisBytesPerProducer: number;
+  redisKeyBytesSampled: number;
+  redisKeys: number;
+  heapBytesPerProducer: number;
+}
+
+export const measureMemory = async (ctx: BenchContext, producers: number): Promise<MemoryResult> => {
+  const setup = ctx.sluiceSetup({ rate: '1/h', queue: '1m' });
+  const ingress = await ctx.book.ingress('mem');
+  const downstream = await ctx.book.downstream('mem-down');
+  const side = await ctx.launch('sluice', { ingress, downstream }, setup);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const heapBefore = (await side.usage(true)).heapUsed;
+    const redisBefore = await usedMemory(ctx.redis);
+    await prefill(ctx.kafka, ingress, producers, { producers, valueBytes: 16, producerPrefix: 'm-' });
+    await watchCount(() => ctx.book.total(downstream), producers, { timeoutMs: 180_000, intervalMs: 200 });
+    const heapAfter = (await side.usage(true)).heapUsed;
+    const redisAfter = await usedMemory(ctx.redis);
+    const footprint = await keyFootprint(ctx.redis, setup.keyPrefix);
+    return {
+      producers,
+      redisBytesPerProducer: (redisAfter - redisBefore) / producers,
+      redisKeyBytesSampled: footprint.meanBytes,
+      redisKeys: footprint.keys,
+      heapBytesPerProducer: (heapAfter - heapBefore) / producers,
+    };
+  } finally {
+    await side.stop();
+    await deleteKeys(ctx, setup.keyPrefix);
+  }
+};
+
+/** The 1/h keys would live an hour in the shared Redis: remove them. */
+const deleteKeys = async (ctx: BenchContext, prefix: string): Promise<void> => {
+  let cursor = '0';
+  do {
+    const [next, keys] = await ctx.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
+    cursor = next;
+    if (keys.length > 0) await ctx.redis.unlink(...keys);
+  } while (cursor !== '0');
+};

@@ -1,0 +1,37 @@
+/** The one markdown table `npm run bench` prints (pure): medians with [min–max] over the rounds. */
+import type { BenchResult } from './summary';
+import type { Summary } from './stats';
+
+const num = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+const sum = (s: Summary, digits = 0): string => `${num(s.median, digits)} [${num(s.min, digits)}–${num(s.max, digits)}]`;
+const check = (ok: boolean): string => (ok ? 'met' : '**missed**');
+
+export const renderTable = (r: BenchResult): string => {
+  const rows: string[][] = [];
+  for (const t of r.throughput.byProducers) {
+    rows.push([`throughput, ${t.producers} producers (msg/s)`, sum(t.sluiceMsgsPerSec), sum(t.pipeMsgsPerSec), `ratio ${sum(t.ratio, 2)}`, '≥ 0.9', check(t.ratio.median >= 0.9)]);
+  }
+  for (const t of r.throughput.byProducers) {
+    const target = t.producers >= 100 ? 0.1 : 0.02;
+    rows.push([`script calls / message, ${t.producers} producers`, sum(t.scriptCallsPerMessage, 4), `${sum(t.backgroundCallsPerMessage, 4)} (background)`, '', `≤ ${target}`, check(t.scriptCallsPerMessage.median <= target)]);
+  }
+  for (const t of r.throughput.byProducers) {
+    rows.push([`CPU s / 1M messages, ${t.producers} producers`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1),
+      `× ${num(t.sluiceCpuSecPerMillion.median / t.pipeCpuSecPerMillion.median, 2)}`, '', '']);
+  }
+  const l = r.latency.detail;
+  rows.push([`latency p50 at ${l.rate} msg/s (ms)`, sum(l.sluiceP50Ms), sum(l.pipeP50Ms), `added ${sum(l.p50AddedMs)}`, '≤ 1 ms added', check(l.p50AddedMs.median <= 1)]);
+  rows.push([`latency p99 at ${l.rate} msg/s (ms)`, sum(l.sluiceP99Ms), sum(l.pipeP99Ms), `added ${sum(l.p99AddedMs)}`, 'reported', '']);
+  const a = r.accuracy;
+  for (const run of a.runs) {
+    const who = `${run.producers} producers at 3× ${a.quotaPerSec}/s, ${a.seconds} s, ${run.replicas} replica${run.replicas > 1 ? 's' : ''}`;
+    rows.push([`rate error max / mean (%), ${who}`, `${num(run.maxErrorPct, 2)} / ${num(run.meanErrorPct, 2)}`, '', '', '≤ 1%', check(run.maxErrorPct <= 1)]);
+    rows.push([`quota used while backlogged min / mean (%), ${run.replicas} replica(s)`, `${num(run.minQuotaUsedPct, 1)} / ${num(run.meanQuotaUsedPct, 1)}`, '', '', '≥ 95%', check(run.minQuotaUsedPct >= 95)]);
+    rows.push([`largest count in 1 s, ${run.replicas} replica(s)`, num(run.max1sCount), '', `rate·1s = ${a.quotaPerSec}`, `≤ rate·1s + capacity (${a.quotaPerSec + a.capacityMessages})`, check(run.max1sCount <= a.quotaPerSec + a.capacityMessages)]);
+  }
+  const m = r.memory;
+  rows.push([`Redis bytes / tracked producer (${m.producers} producers, rule 1/h)`, `${num(m.redisBytesPerProducer)} (MEMORY USAGE ${num(m.redisKeyBytesSampled)})`, '', '', '≤ 150', check(m.redisBytesPerProducer <= 150)]);
+  rows.push([`sidecar heap after gc / tracked producer`, num(m.heapBytesPerProducer), '', '', '≤ 300', check(m.heapBytesPerProducer <= 300)]);
+  const header = ['measure', 'sluice', 'plain pipe', 'comparison', 'target', ''];
+  return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
+};

@@ -1,0 +1,38 @@
+/**
+ * The sizes of `npm run bench`, from BENCH_* environment variables, with the defaults the
+ * 12-minute budget on a 2-core machine allows (printed with the results).
+ */
+export interface BenchSettings {
+  /** Messages per throughput run (1 KiB each). */
+  count: number;
+  /** Producer counts of the throughput runs; the first is the headline (100). */
+  producerCounts: number[];
+  /** Alternations of the two sides. */
+  rounds: number;
+  latencySeconds: number;
+  accuracySeconds: number;
+  accuracyProducers: number;
+  quotaPerSec: number;
+  queueSeconds: number;
+  memoryProducers: number;
+}
+
+const int = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+};
+
+export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
+  count: int(env, 'BENCH_COUNT', 200_000),
+  producerCounts: [100, 10],
+  rounds: int(env, 'BENCH_ROUNDS', 5),
+  latencySeconds: int(env, 'BENCH_LATENCY_SECONDS', 5),
+  accuracySeconds: int(env, 'BENCH_ACCURACY_SECONDS', 30),
+  accuracyProducers: 10,
+  quotaPerSec: 100,
+  queueSeconds: 60,
+  memoryProducers: int(env, 'BENCH_MEMORY_PRODUCERS', 100_000),
+});

@@ -1,0 +1,72 @@
+/**
+ * The environment of each side: the sidecar is configured only through its SLUICE_*
+ * variables (as a user would), with a quota file written for the run; the pipe reads BENCH_*.
+ */
+import { writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomName } from '../../test/helpers/names';
+import type { ServicesEnv } from './services-env';
+
+export interface SideTopics {
+  ingress: string;
+  downstream: string;
+  group: string;
+}
+
+export interface SluiceSetup {
+  /** Base name of the retry tiers and dead-letter topic (created by the sidecar). */
+  parking: string;
+  quotasFile: string;
+  keyPrefix: string;
+}
+
+export const TIERS = ['5s', '1m'];
+
+export const parkingTopics = (parking: string): string[] => [...TIERS.map((t) => `${parking}.retry.${t}`), `${parking}.dlq`];
+
+/** A quota file with one default rule, e.g. { rate: '1000000/s', queue: '1m' }. */
+export const writeQuotas = (rule: Record<string, string>): string => {
+  const file = path.join(os.tmpdir(), `${randomName('bench-quotas')}.yaml`);
+  writeFileSync(file, `default:\n${Object.entries(rule).map(([k, v]) => `  ${k}: "${v}"`).join('\n')}\n`);
+  return file;
+};
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+
+export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: SluiceSetup, port: number): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  SLUICE_KAFKA_BROKERS: services.brokers,
+  SLUICE_REDIS_URL: services.redisUrl,
+  SLUICE_INGRESS_TOPIC: topics.ingress,
+  SLUICE_DOWNSTREAM_TOPIC: topics.downstream,
+  SLUICE_GROUP_ID: topics.group,
+  SLUICE_RETRY_TOPIC: `${setup.parking}.retry`,
+  SLUICE_DEAD_LETTER_TOPIC: `${setup.parking}.dlq`,
+  SLUICE_RETRY_TIERS: TIERS.join(','),
+  SLUICE_TOPICS_CREATE: 'true',
+  SLUICE_QUOTAS_FILE: setup.quotasFile,
+  SLUICE_REDIS_KEY_PREFIX: setup.keyPrefix,
+  SLUICE_HTTP_HOST: '127.0.0.1',
+  SLUICE_HTTP_PORT: String(port),
+  SLUICE_LOG_LEVEL: 'warn',
+});
+
+export const pipeEnv = (services: ServicesEnv, topics: SideTopics): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  BENCH_BROKERS: services.brokers,
+  BENCH_INGRESS: topics.ingress,
+  BENCH_DOWNSTREAM: topics.downstream,
+  BENCH_GROUP: topics.group,
+});

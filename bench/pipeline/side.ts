@@ -1,0 +1,80 @@
+/**
+ * One measured side as a child process: the sidecar (`src/main.ts run`, exactly what
+ * `sluice run` executes) or the plain pipe (pipe-worker.ts). Both start with the same node
+ * flags (tsx loader, --expose-gc, the usage probe preloaded), so each has its own process,
+ * event loop and CPU account, apart from the harness that produces and measures.
+ */
+import { ChildProcess, fork } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import path from 'node:path';
+
+export type SideKind = 'sluice' | 'pipe';
+
+export interface Usage {
+  cpuMicros: number;
+  heapUsed: number;
+  rss: number;
+}
+
+export interface Side {
+  kind: SideKind;
+  /** Resolves once the side's consumer joined its group (sluice: /readyz answers 200). */
+  ready(timeoutMs?: number): Promise<void>;
+  usage(gc?: boolean): Promise<Usage>;
+  stop(): Promise<void>;
+}
+
+const ROOT = path.resolve(__dirname, '../..');
+const ENTRY: Record<SideKind, string> = { sluice: 'src/main.ts', pipe: 'bench/pipeline/pipe-worker.ts' };
+const EXEC_ARGV = ['--import', 'tsx', '--expose-gc', '-r', path.join(ROOT, 'bench/common/probe.cjs')];
+
+const waitHttpReady = async (port: number, deadline: number, child: ChildProcess): Promise<void> => {
+  while (Date.now() < deadline && child.exitCode === null) {
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the sidecar did not become ready (exit code ${child.exitCode})`);
+};
+
+export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: string, httpPort?: number): Side => {
+  const log = openSync(logFile, 'a');
+  const child = fork(path.join(ROOT, ENTRY[kind]), kind === 'sluice' ? ['run'] : [], {
+    cwd: ROOT, env, execArgv: EXEC_ARGV, stdio: ['ignore', log, log, 'ipc'],
+  });
+  closeSync(log);
+  let joined = false;
+  let nextId = 0;
+  const waiting = new Map<number, (u: Usage) => void>();
+  child.on('message', (m: { ready?: boolean; probe?: string; id?: number; cpu?: NodeJS.CpuUsage; heapUsed?: number; rss?: number }) => {
+    if (m.ready) joined = true;
+    if (m.probe === 'usage' && m.id !== undefined && m.cpu) {
+      waiting.get(m.id)?.({ cpuMicros: m.cpu.user + m.cpu.system, heapUsed: m.heapUsed ?? 0, rss: m.rss ?? 0 });
+      waiting.delete(m.id);
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    kind,
+    async ready(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      if (kind === 'sluice') return waitHttpReady(httpPort as number, deadline, child);
+      while (!joined && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+      if (!joined) throw new Error(`the pipe did not join its group (exit code ${child.exitCode}); see ${logFile}`);
+    },
+    usage(gc = false) {
+      const id = (nextId += 1);
+      return new Promise<Usage>((resolve, reject) => {
+        waiting.set(id, resolve);
+        child.send({ probe: 'usage', id, gc }, (error) => error && reject(error));
+      });
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+};

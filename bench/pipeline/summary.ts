@@ -1,0 +1,106 @@
+/**
+ * Turns the raw runs into the result record written to bench/results/<date>.json (pure).
+ * Comparisons pair the two sides round by round (same alternation) and report the median and
+ * the range over the rounds.
+ */
+import type { AccuracyResult } from './accuracy-stats';
+import type { LatencyRun } from './latency';
+import type { MemoryResult } from './memory';
+import { pairwise, summarize, type Summary } from './stats';
+import type { ThroughputRun } from './throughput';
+
+export interface ThroughputSummary {
+  producers: number;
+  messages: number;
+  sluiceMsgsPerSec: Summary;
+  pipeMsgsPerSec: Summary;
+  ratio: Summary;
+  sluiceCpuSecPerMillion: Summary;
+  pipeCpuSecPerMillion: Summary;
+  scriptCallsPerMessage: Summary;
+  /** Script calls seen during pipe runs (which make none): other users of the shared Redis. */
+  backgroundCallsPerMessage: Summary;
+}
+
+const sideOf = <T extends { side: string }>(runs: readonly T[], side: string): T[] => runs.filter((r) => r.side === side);
+
+export const summarizeThroughput = (runs: readonly ThroughputRun[], producers: number, messages: number): ThroughputSummary => {
+  const s = sideOf(runs, 'sluice');
+  const p = sideOf(runs, 'pipe');
+  const rate = (r: ThroughputRun) => r.msgsPerSec;
+  return {
+    producers, messages,
+    sluiceMsgsPerSec: summarize(s.map(rate)),
+    pipeMsgsPerSec: summarize(p.map(rate)),
+    ratio: pairwise(s.map(rate), p.map(rate), (a, b) => a / b),
+    sluiceCpuSecPerMillion: summarize(s.map((r) => r.cpuSecPerMillion)),
+    pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
+    scriptCallsPerMessage: summarize(s.map((r) => r.scriptCallsPerMessage)),
+    backgroundCallsPerMessage: summarize(p.map((r) => r.scriptCallsPerMessage)),
+  };
+};
+
+export interface LatencySummary {
+  rate: number;
+  sluiceP50Ms: Summary;
+  pipeP50Ms: Summary;
+  sluiceP99Ms: Summary;
+  pipeP99Ms: Summary;
+  p50AddedMs: Summary;
+  p99AddedMs: Summary;
+}
+
+export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): LatencySummary => {
+  const s = sideOf(runs, 'sluice');
+  const p = sideOf(runs, 'pipe');
+  return {
+    rate,
+    sluiceP50Ms: summarize(s.map((r) => r.p50Ms)),
+    pipeP50Ms: summarize(p.map((r) => r.p50Ms)),
+    sluiceP99Ms: summarize(s.map((r) => r.p99Ms)),
+    pipeP99Ms: summarize(p.map((r) => r.p99Ms)),
+    p50AddedMs: pairwise(s.map((r) => r.p50Ms), p.map((r) => r.p50Ms), (a, b) => a - b),
+    p99AddedMs: pairwise(s.map((r) => r.p99Ms), p.map((r) => r.p99Ms), (a, b) => a - b),
+  };
+};
+
+const range = (s: Summary): [number, number] => [s.min, s.max];
+
+/**
+ * The JSON record. The headline keys are numbers (medians): throughput.ratio,
+ * scriptCallsPerMessage, latency.p50AddedMs, accuracy.maxErrorPct, memory.redisBytesPerProducer;
+ * ranges and per-run details sit beside them.
+ */
+export const buildResult = (input: {
+  date: string;
+  environment: Record<string, unknown>;
+  throughput: ThroughputSummary[];
+  latency: LatencySummary;
+  accuracy: { quotaPerSec: number; seconds: number; queue: string; capacityMessages: number; runs: (AccuracyResult & { replicas: number })[] };
+  memory: MemoryResult;
+}) => {
+  const [many, few] = input.throughput;
+  return {
+    date: input.date,
+    environment: input.environment,
+    throughput: { ratio: many.ratio.median, ratioRange: range(many.ratio), byProducers: input.throughput },
+    scriptCallsPerMessage: many.scriptCallsPerMessage.median,
+    scriptCallsPerMessageBy: Object.fromEntries(input.throughput.map((t) => [`producers${t.producers}`, t.scriptCallsPerMessage.median])),
+    latency: {
+      p50AddedMs: input.latency.p50AddedMs.median,
+      p50AddedMsRange: range(input.latency.p50AddedMs),
+      p99AddedMs: input.latency.p99AddedMs.median,
+      p99AddedMsRange: range(input.latency.p99AddedMs),
+      detail: input.latency,
+    },
+    accuracy: { maxErrorPct: Math.max(...input.accuracy.runs.map((r) => r.maxErrorPct)), ...input.accuracy },
+    memory: input.memory,
+    cpu: {
+      sluiceSecPerMillion: many.sluiceCpuSecPerMillion.median,
+      pipeSecPerMillion: many.pipeCpuSecPerMillion.median,
+      ...(few ? { sluiceSecPerMillion10: few.sluiceCpuSecPerMillion.median, pipeSecPerMillion10: few.pipeCpuSecPerMillion.median } : {}),
+    },
+  };
+};
+
+export type BenchResult = ReturnType<typeof buildResult>;
