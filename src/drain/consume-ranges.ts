@@ -11,8 +11,9 @@ import { systemClock } from '../clock';
 import type { Committer, CommitTarget } from '../commit/committer';
 import type { OffsetTracker } from '../commit/offset-tracker';
 import type { BatchControls } from './drain-batch';
-import { type PartitionRange, rangeKey } from './drain-plan';
+import type { PartitionRange } from './drain-plan';
 import { createPartitionPauser, type PartitionPauser } from './partition-pauser';
+import { createRangeProgress } from './range-progress';
 import { subscriptionAssigner } from './subscription-assigner';
 
 export type Accept = (topic: string, partition: number, message: KafkaMessage) => boolean;
@@ -34,7 +35,7 @@ const waitUntil = async (condition: () => boolean): Promise<void> => {
 };
 
 export const consumeRanges = async (options: ConsumeRangesOptions): Promise<void> => {
-  const { kafka, ranges, max, tracker } = options;
+  const { kafka, ranges, tracker } = options;
   const consumer: Consumer = kafka.consumer({
     groupId: options.groupId,
     maxWaitTimeInMs: 100,
@@ -42,40 +43,19 @@ export const consumeRanges = async (options: ConsumeRangesOptions): Promise<void
     partitionAssigners: [subscriptionAssigner],
   });
   const pauser = createPartitionPauser({ consumer, clock: systemClock });
-  const byKey = new Map(ranges.map((r) => [rangeKey(r.topic, r.partition), r]));
-  const next = new Map<string, number>();
-  const accepted = new Set<string>();
-  let assigned: string[] | undefined;
-
+  const progress = createRangeProgress(ranges, options.max);
   const accept: Accept = (topic, partition, message) => {
-    const key = rangeKey(topic, partition);
-    const range = byKey.get(key);
-    const offset = Number(message.offset);
-    const id = `${key}/${offset}`;
-    const full = max !== undefined && accepted.size >= max && !accepted.has(id);
-    if (!range || offset >= range.end || full) {
-      consumer.pause([{ topic, partitions: [partition] }]);
-      return false;
-    }
-    accepted.add(id);
-    return true;
+    const taken = progress.accept(topic, partition, Number(message.offset));
+    if (!taken) consumer.pause([{ topic, partitions: [partition] }]);
+    return taken;
   };
-  const reachedEnd = (key: string): boolean => {
-    const range = byKey.get(key);
-    return !range || (next.get(key) ?? range.from) >= range.end;
-  };
-  const done = (): boolean =>
-    assigned !== undefined &&
-    tracker.inFlight() === 0 &&
-    ((max !== undefined && accepted.size >= max) || assigned.every(reachedEnd));
-
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const list = Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions }));
     tracker.retain(list);
     pauser.onAssignment(list);
-    assigned = list.flatMap(({ topic, partitions }) => partitions.map((p) => rangeKey(topic, p)));
-    const notOurs = ranges.filter((r) => !assigned?.includes(rangeKey(r.topic, r.partition)));
-    if (notOurs.length) options.logger.warn({ partitions: notOurs.map((r) => rangeKey(r.topic, r.partition)) }, 'other members of the group own these partitions: not drained by this run');
+    progress.assigned(list);
+    const notOurs = progress.notOurs();
+    if (notOurs.length) options.logger.warn({ partitions: notOurs }, 'other members of the group own these partitions: not drained by this run');
   });
   const committer = options.createCommitter({ tracker, target: consumer, logger: options.logger, intervalMs: options.commitIntervalMs });
   await consumer.connect();
@@ -85,20 +65,15 @@ export const consumeRanges = async (options: ConsumeRangesOptions): Promise<void
       autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: ({ batch, resolveOffset, isRunning, isStale }) => {
-        const controls: BatchControls = {
-          batch,
-          isRunning,
-          isStale,
-          resolveOffset: (offset) => {
-            next.set(rangeKey(batch.topic, batch.partition), Number(offset) + 1);
-            resolveOffset(offset);
-          },
+        const resolve = (offset: string): void => {
+          progress.resolved(batch.topic, batch.partition, Number(offset));
+          resolveOffset(offset);
         };
-        return options.onBatch(controls, accept, pauser);
+        return options.onBatch({ batch, isRunning, isStale, resolveOffset: resolve }, accept, pauser);
       },
     });
     committer.start();
-    await waitUntil(done);
+    await waitUntil(() => progress.done(tracker.inFlight()));
     committer.stop();
     await committer.commitNow();
   } finally {

@@ -8,7 +8,7 @@ import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { createCommitter } from '../commit/committer';
-import { createOffsetTracker } from '../commit/offset-tracker';
+import { createOffsetTracker, type OffsetTracker } from '../commit/offset-tracker';
 import type { Config } from '../config/types';
 import type { FetchDecider } from '../decide/fetch-decider';
 import type { RuleView } from '../decide/verdict';
@@ -16,7 +16,7 @@ import { createHoldScheduler } from '../hold/hold-scheduler';
 import type { Metrics } from '../metrics/types';
 import type { Sender } from '../produce/batch-sender';
 import { handleDrainBatch } from './drain-batch';
-import { createPartitionPauser } from './partition-pauser';
+import { createPartitionPauser, type PartitionPauser } from './partition-pauser';
 import { createRetryRouter } from './retry-router';
 import { fetchPartitionCounts, retryPolicyOf } from './retry-setup';
 import { subscriptionAssigner } from './subscription-assigner';
@@ -38,15 +38,41 @@ export interface DrainerDeps {
 export interface Drainer {
   /** Whether the consumer has joined retry.group since start. */
   joined(): boolean;
+  /** Whether the consumer crashed for good (kafkajs CRASH with restart: false): /healthz should say so. */
+  crashed(): boolean;
   /** Messages and bytes the drainer holds in memory. */
   held(): { messages: number; bytes: number };
   /** Graceful stop: pause, park back what is held, commit, stop and disconnect. */
   stop(): Promise<void>;
 }
 
+interface GroupWatch {
+  joined(): boolean;
+  crashed(): boolean;
+}
+
+/** Group events: after every join, forget revoked partitions and re-derive pauses; count crashes. */
+const watchGroup = (consumer: Consumer, parts: { tracker: OffsetTracker; pauser: PartitionPauser; metrics: Metrics; log: Logger; group: string }): GroupWatch => {
+  let joined = false;
+  let crashed = false;
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const assigned = Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions }));
+    parts.tracker.retain(assigned);
+    parts.pauser.onAssignment(assigned);
+    joined = true;
+    parts.log.info({ assigned }, 'drainer joined its group');
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    parts.metrics.consumerCrash(parts.group, payload.restart);
+    if (!payload.restart) crashed = true;
+    parts.log.error({ err: payload.error, restart: payload.restart }, 'drainer consumer crashed');
+  });
+  return { joined: () => joined, crashed: () => crashed };
+};
+
 export const startDrainer = async (deps: DrainerDeps): Promise<Drainer> => {
-  const { kafka, config, clock, logger } = deps;
-  const log = logger.child({ component: 'drainer', group: config.retry.group });
+  const { kafka, config, clock } = deps;
+  const log = deps.logger.child({ component: 'drainer', group: config.retry.group });
   const partitions = await fetchPartitionCounts(kafka, [...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter]);
   const consumer: Consumer = kafka.consumer({
     groupId: config.retry.group,
@@ -55,12 +81,8 @@ export const startDrainer = async (deps: DrainerDeps): Promise<Drainer> => {
     partitionAssigners: [subscriptionAssigner],
   });
   const pauser = createPartitionPauser({ consumer, clock });
-  const scheduler = createHoldScheduler({
-    clock,
-    maxMessages: config.hold.maxMessages,
-    maxBytes: config.hold.maxBytes,
-    onPressure: (full) => pauser.setBlocked(full),
-  });
+  const { maxMessages, maxBytes } = config.hold;
+  const scheduler = createHoldScheduler({ clock, maxMessages, maxBytes, onPressure: (full) => pauser.setBlocked(full) });
   const tracker = createOffsetTracker();
   const committer = createCommitter({ tracker, target: consumer, logger: log, intervalMs: config.commit.intervalMs });
   const router = createRetryRouter({
@@ -70,19 +92,7 @@ export const startDrainer = async (deps: DrainerDeps): Promise<Drainer> => {
     policy: retryPolicyOf(config),
     topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter },
   });
-  let joined = false;
-  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-    const assigned = Object.entries(payload.memberAssignment).map(([topic, ps]) => ({ topic, partitions: ps }));
-    tracker.retain(assigned);
-    pauser.onAssignment(assigned);
-    joined = true;
-    log.info({ assigned }, 'drainer joined its group');
-  });
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    deps.metrics.consumerCrash(config.retry.group, payload.restart);
-    log.error({ err: payload.error, restart: payload.restart }, 'drainer consumer crashed');
-  });
-
+  const group = watchGroup(consumer, { tracker, pauser, metrics: deps.metrics, log, group: config.retry.group });
   await consumer.connect();
   await consumer.subscribe({ topics: config.retry.tiers.map((t) => t.topic), fromBeginning: true });
   const batchDeps = { ...deps, router, tracker, pauser, tiers: config.retry.tiers, identity: config.identity, waitForTier: true };
@@ -94,21 +104,18 @@ export const startDrainer = async (deps: DrainerDeps): Promise<Drainer> => {
   });
   committer.start();
 
-  return {
-    joined: () => joined,
-    held: () => scheduler.held(),
-    async stop() {
-      pauser.setBlocked(true);
-      // Held messages are due within hold.maxMs: those due within a second leave, the rest are parked again.
-      for (const held of scheduler.takeLaterThan(clock.now() + 1000)) held.evict();
-      await Promise.race([scheduler.whenEmpty(), new Promise((resolve) => setTimeout(resolve, 1500).unref())]);
-      await deps.sender.flush();
-      committer.stop();
-      await committer.commitNow();
-      scheduler.close();
-      pauser.close();
-      await consumer.stop();
-      await consumer.disconnect();
-    },
+  const stop = async (): Promise<void> => {
+    pauser.setBlocked(true);
+    // Held messages are due within hold.maxMs: those due within a second leave, the rest are parked again.
+    for (const held of scheduler.takeLaterThan(clock.now() + 1000)) held.evict();
+    await Promise.race([scheduler.whenEmpty(), new Promise((resolve) => setTimeout(resolve, 1500).unref())]);
+    await deps.sender.flush();
+    committer.stop();
+    await committer.commitNow();
+    scheduler.close();
+    pauser.close();
+    await consumer.stop();
+    await consumer.disconnect();
   };
+  return { ...group, held: () => scheduler.held(), stop };
 };
