@@ -4,6 +4,7 @@ import type { Cluster } from 'ioredis';
 import { producerKey } from '../../../src/limit/producer-key';
 import { createRedisStore } from '../../../src/limit/redis-store';
 import { randomKeyPrefix } from '../../helpers/redis';
+import { waitFor } from '../../helpers/wait';
 import type { StoreFactory } from '../../contracts/limiter-harness';
 
 export const redisStoreFactory = (client: () => Redis | Cluster): StoreFactory => async () => {
@@ -19,6 +20,6 @@ export const redisStoreFactory = (client: () => Redis | Cluster): StoreFactory =
   };
 };
 
-/** Resolves once the client can take commands (no offline queue). */
-export const ready = (client: Redis | Cluster): Promise<void> =>
-  client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', () => resolve()));
+/** Resolves once the client can take commands (no offline queue); throws after 10 s. */
+export const ready = (client: Redis | Cluster): Promise<unknown> =>
+  waitFor(() => client.status === 'ready', { timeoutMs: 10_000, intervalMs: 20, message: 'the Redis client to be ready' });
