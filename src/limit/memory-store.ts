@@ -53,6 +53,7 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
 
   const decide = async ({ producer, rule, sizes, now: given }: DecideRequest): Promise<BatchDecision> => {
     const now = given ?? clock.now();
+    if (sizes.length === 0) return { now, decisions: [] };
     const outcome = decideBatch(rule, live(producer, now)?.state, now, sizes);
     entries.set(producer, { state: outcome.state, expiresAt: outcome.expiresAt });
     sweepStep(now);
