@@ -41,7 +41,8 @@ describe('when sluice run parks and its drainer releases', () => {
     const out = await downstreamOf('burst', sent.length);
     expect(out.map((m) => String(m.value)).sort()).toEqual([...sent].sort());
     const times = appendTimes(out, 'burst');
-    expect(maxInWindow(times, 1000)).toBeLessThanOrEqual(22);
+    // 20/s: at most 40 in any 2 s of broker append time (+10% for send batching on a busy machine).
+    expect(maxInWindow(times, 2000)).toBeLessThanOrEqual(44);
     expect(times[times.length - 1] - times[0]).toBeGreaterThanOrEqual(4000);
     const parked = out.filter((m) => headerValues(m.headers, 'sluice-attempt').length > 0);
     expect(parked.length).toBeGreaterThanOrEqual(50);
@@ -70,6 +71,6 @@ describe('when sluice run parks and its drainer releases', () => {
     expect(dead.length).toBeGreaterThan(0);
     expect(new Set(dead.map((m) => headerValues(m.headers, 'sluice-dead-letter-reason')[0]))).toEqual(new Set(['max-attempts']));
     expect(dead.every((m) => headerValues(m.headers, 'sluice-attempt')[0] === '2')).toBe(true);
-    expect(maxInWindow(appendTimes(down, 'flood'), 1000)).toBeLessThanOrEqual(22);
+    expect(maxInWindow(appendTimes(down, 'flood'), 2000)).toBeLessThanOrEqual(44);
   });
 });
