@@ -56,7 +56,7 @@ const main = async (): Promise<number> => {
         ...process.env, ...env,
         SLUICE_INGRESS_TOPIC: topics.ingress, SLUICE_DOWNSTREAM_TOPIC: topics.downstream, SLUICE_TOPICS_CREATE: 'true',
         SLUICE_QUOTAS_FILE: join(root, DEMO.quotasFile), SLUICE_RETRY_TIERS: DEMO.tiers, SLUICE_HOLD_MAX_MS: String(DEMO.holdMaxMs),
-        SLUICE_REDIS_KEY_PREFIX: keyPrefix, SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_LOG_LEVEL: 'warn',
+        SLUICE_REDIS_KEY_PREFIX: keyPrefix, SLUICE_REDIS_TIMEOUT_MS: DEMO.redisTimeoutMs, SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_LOG_LEVEL: 'warn',
       },
     });
     cleanups.unshift(() => sidecar.stop());
@@ -91,6 +91,8 @@ const main = async (): Promise<number> => {
     const seconds = (Date.now() - started) / 1000;
     say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
     say(summaryTable(rows, seconds).join('\n'));
+    const storeErrors = observer.storeErrors();
+    if (storeErrors > 0) say(`\nthe limiter store timed out ${storeErrors} time(s) (a busy machine): limiter.onStoreError=local decided those calls in memory`);
     say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
     return 0;
   } finally {

@@ -23,4 +23,6 @@ export const DEMO = {
   tiers: '2s,10s',
   holdMaxMs: 2000,
   partitions: 3,
+  /** Kafka, Redis, the sidecar and the load share a laptop: give Redis more than the 50 ms default. */
+  redisTimeoutMs: '200',
 };

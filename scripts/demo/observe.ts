@@ -12,6 +12,8 @@ import { parsePromText, sumOf } from './prom-text';
 
 export interface Observer {
   sample(offered: (id: string) => number): Promise<ProducerRow[]>;
+  /** sluice_store_errors_total at the last sample. */
+  storeErrors(): number;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,7 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
   const store = createRedisStore({ redis, keyPrefix: o.keyPrefix, timeoutMs: 1000 });
   const last = new Map<string, { at: number; offered: number; forwarded: number }>();
   const metric = 'sluice_producer_messages_total';
+  let storeErrors = 0;
 
   const quotaOf = (id: string): string => {
     const rule = resolveRule(rules, id);
@@ -32,6 +35,7 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
     async sample(offered) {
       const text = await fetch(`http://127.0.0.1:${o.httpPort}/metrics`).then((r) => r.text()).catch(() => '');
       const samples = parsePromText(text);
+      storeErrors = sumOf(samples, 'sluice_store_errors_total', {}) || storeErrors;
       const now = Date.now();
       return Promise.all(
         o.producers.map(async ({ id }) => {
@@ -56,6 +60,7 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
         }),
       );
     },
+    storeErrors: () => storeErrors,
     async close() {
       redis.disconnect();
     },
