@@ -111,11 +111,12 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
       it('forgets its state once its bucket is empty and its windows are over', async () => {
         const spec = rule({ rate: '10/s', queue: '1s', limits: ['5/m log'] });
         await decide('p', spec, ones(3), 0);
+        // Redis counts the TTL down in real time: allow a slow machine a second between calls
         expect(await sut.forgetsAfter('p', T0)).toBeGreaterThan(59_000);
         expect(await sut.forgetsAfter('p', T0)).toBeLessThanOrEqual(60_000);
-        await decide('q', rule({ rate: '10/s', queue: '1s' }), ones(3), 0);
-        expect(await sut.forgetsAfter('q', T0)).toBeGreaterThan(200);
-        expect(await sut.forgetsAfter('q', T0)).toBeLessThanOrEqual(300);
+        await decide('q', rule({ rate: '1/s', queue: '10s' }), ones(3), 0);
+        expect(await sut.forgetsAfter('q', T0)).toBeGreaterThan(2000);
+        expect(await sut.forgetsAfter('q', T0)).toBeLessThanOrEqual(3000);
       });
     });
 
