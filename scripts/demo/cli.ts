@@ -82,6 +82,7 @@ const main = async (): Promise<number> => {
         say(plainLines(elapsed, rows).join('\n'));
       }
       const waiting = rows.some((r) => r.backlogMs > 0 || r.offered > r.forwarded + r.deadLettered);
+      if (interrupted) break;
       if (sidecar.exited()) throw new Error(`sluice run stopped unexpectedly; see ${logFile}`);
       if (loadDone && (!waiting || elapsed > DEMO.loadSeconds + DEMO.settleSeconds)) break;
     }
