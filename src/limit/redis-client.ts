@@ -1,6 +1,7 @@
 /**
  * The ioredis client of the limiter, configured to fail fast: commands time out after
- * timeoutMs, nothing waits in an offline queue, no command is retried by the client, the
+ * timeoutMs, nothing waits in an offline queue, no command is retried or resent after a
+ * reconnect by the client (a decision that may have run must not run twice), the
  * reconnect back-off is short, and auto-pipelining batches the decisions of one tick. Creating
  * it never throws while Redis is down (it keeps reconnecting); its `error` events are handled
  * here (passed to `onError`, by default dropped) so they never crash the process.
@@ -16,7 +17,7 @@ export interface RedisClientOptions {
 }
 
 /** Reconnect after 50 ms, growing to at most 1 s. */
-const retryStrategy = (times: number): number => Math.min(50 * 2 ** Math.min(times, 5), 1000);
+const retryStrategy = (times: number): number => Math.min(50 * 2 ** Math.min(Math.max(times - 1, 0), 5), 1000);
 
 const parseNodes = (nodes: string | Array<{ host: string; port: number }>): Array<{ host: string; port: number }> =>
   typeof nodes !== 'string'
@@ -35,6 +36,8 @@ export const redisOptions = (timeoutMs: number): RedisOptions => ({
   connectTimeout: Math.max(timeoutMs, 1000),
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
+  // a command sent before a disconnect may have run: never send it again after reconnecting
+  autoResendUnfulfilledCommands: false,
   enableAutoPipelining: true,
   lazyConnect: false,
   retryStrategy,
