@@ -1,0 +1,55 @@
+import { systemClock } from '../../../src/clock';
+import { createPartitionPauser } from '../../../src/drain/partition-pauser';
+
+type Call = [string, { topic: string; partitions?: number[] }[]];
+
+const setup = () => {
+  const calls: Call[] = [];
+  const consumer = {
+    pause: (topics: { topic: string; partitions?: number[] }[]) => void calls.push(['pause', topics]),
+    resume: (topics: { topic: string; partitions?: number[] }[]) => void calls.push(['resume', topics]),
+  };
+  return { calls, pauser: createPartitionPauser({ consumer, clock: systemClock }) };
+};
+
+const until = (condition: () => boolean): Promise<void> =>
+  new Promise((resolve) => {
+    const check = (): void => (condition() ? resolve() : void setTimeout(check, 5));
+    check();
+  });
+
+describe('when a partition head is not due', () => {
+  it('pauses the partition and resumes it at the instant', async () => {
+    const { calls, pauser } = setup();
+    pauser.pauseUntil('t', 1, Date.now() + 30);
+    expect(calls).toEqual([['pause', [{ topic: 't', partitions: [1] }]]]);
+    expect([...pauser.paused().keys()]).toEqual(['t/1']);
+    await until(() => calls.length === 2);
+    expect(calls[1]).toEqual(['resume', [{ topic: 't', partitions: [1] }]]);
+    expect(pauser.paused().size).toBe(0);
+  });
+});
+
+describe('when the group is joined again', () => {
+  it('forgets remembered pauses and resumes every assigned partition', async () => {
+    const { calls, pauser } = setup();
+    pauser.pauseUntil('t', 0, Date.now() + 60_000);
+    pauser.onAssignment([{ topic: 't', partitions: [0, 1] }]);
+    expect(calls[1]).toEqual(['resume', [{ topic: 't', partitions: [0, 1] }]]);
+    expect(pauser.paused().size).toBe(0);
+    pauser.close();
+  });
+});
+
+describe('when memory is full', () => {
+  it('pauses everything assigned and, once free, resumes only what is not waiting for its instant', () => {
+    const { calls, pauser } = setup();
+    pauser.onAssignment([{ topic: 't', partitions: [0, 1] }]);
+    pauser.pauseUntil('t', 0, Date.now() + 60_000);
+    pauser.setBlocked(true);
+    expect(calls[calls.length - 1]).toEqual(['pause', [{ topic: 't', partitions: [0, 1] }]]);
+    pauser.setBlocked(false);
+    expect(calls[calls.length - 1]).toEqual(['resume', [{ topic: 't', partitions: [1] }]]);
+    pauser.close();
+  });
+});
