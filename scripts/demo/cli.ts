@@ -9,23 +9,84 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { down, up } from '../services/services';
 import { freePort } from '../services/ports';
 import { DEMO, DEMO_PRODUCERS } from './demo-plan';
-import { createObserver } from './observe';
+import { createObserver, type Observer } from './observe';
 import { liveTable, plainLines, redraw, summaryTable } from './demo-table';
-import { startLoad } from './load';
+import { type Load, startLoad } from './load';
 import { startSidecar, type Sidecar } from './sidecar-process';
 
 const root = resolve(__dirname, '../..');
 const say = (text: string): void => void process.stdout.write(`${text}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+type Cleanups = (() => Promise<unknown>)[];
+const state = { interrupted: false };
+
+/** Demo topics (deleted at the end with the tiers, dead-letter topic and groups sluice made for them). */
+const createDemoTopics = async (admin: Admin, run: string, cleanups: Cleanups) => {
+  const topics = { ingress: `${run}.in`, downstream: `${run}.out` };
+  await admin.createTopics({ waitForLeaders: true, topics: Object.values(topics).map((topic) => ({ topic, numPartitions: DEMO.partitions })) });
+  cleanups.unshift(async () => {
+    const mine = (await admin.listTopics()).filter((t) => t.startsWith(run));
+    await admin.deleteTopics({ topics: mine });
+    const groups = (await admin.listGroups()).groups.filter((g) => g.groupId.includes(run));
+    // Best effort: a group whose member has not left yet is removed by the broker later anyway.
+    if (groups.length) await admin.deleteGroups(groups.map((g) => g.groupId)).catch(() => undefined);
+  });
+  return topics;
+};
+
+const sidecarEnv = (env: Record<string, string>, topics: { ingress: string; downstream: string }, keyPrefix: string, httpPort: number): NodeJS.ProcessEnv => ({
+  ...process.env, ...env,
+  SLUICE_INGRESS_TOPIC: topics.ingress, SLUICE_DOWNSTREAM_TOPIC: topics.downstream, SLUICE_TOPICS_CREATE: 'true',
+  SLUICE_QUOTAS_FILE: join(root, DEMO.quotasFile), SLUICE_RETRY_TIERS: DEMO.tiers, SLUICE_HOLD_MAX_MS: String(DEMO.holdMaxMs),
+  SLUICE_REDIS_KEY_PREFIX: keyPrefix, SLUICE_REDIS_TIMEOUT_MS: DEMO.redisTimeoutMs,
+  SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_LOG_LEVEL: 'warn',
+});
+
+/** The live table once a second until the load is over and nothing waits (or the settle time is up). */
+const watch = async (load: Load, observer: Observer, sidecar: Sidecar): Promise<number> => {
+  const tty = process.stdout.isTTY === true;
+  const started = Date.now();
+  let drawn = 0;
+  let loadDone = false;
+  void load.done.then(() => void (loadDone = true));
+  for (let second = 1; !state.interrupted; second += 1) {
+    await sleep(Math.max(0, started + second * 1000 - Date.now()));
+    const rows = await observer.sample(load.offered);
+    const elapsed = (Date.now() - started) / 1000;
+    if (tty) {
+      const lines = liveTable(elapsed, loadDone ? 'load over, releasing what waits' : 'offering load', rows);
+      process.stdout.write(redraw(drawn, lines));
+      drawn = lines.length;
+    } else if (second % 5 === 0) {
+      say(plainLines(elapsed, rows).join('\n'));
+    }
+    const waiting = rows.some((r) => r.backlogMs > 0 || r.offered > r.forwarded + r.deadLettered);
+    if (state.interrupted) break;
+    if (sidecar.exited()) throw new Error(`sluice run stopped unexpectedly; see ${sidecar.logFile}`);
+    if (loadDone && (!waiting || elapsed > DEMO.loadSeconds + DEMO.settleSeconds)) break;
+  }
+  return started;
+};
+
+const summarize = async (load: Load, observer: Observer, started: number): Promise<void> => {
+  const rows = await observer.sample(load.offered);
+  const seconds = (Date.now() - started) / 1000;
+  say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
+  say(summaryTable(rows, seconds).join('\n'));
+  const storeErrors = observer.storeErrors();
+  if (storeErrors > 0) say(`\nthe limiter store timed out ${storeErrors} time(s) (a busy machine): limiter.onStoreError=local decided those calls in memory`);
+  say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
+};
+
 const main = async (): Promise<number> => {
-  const cleanups: (() => Promise<unknown>)[] = [];
-  let interrupted = false;
-  process.on('SIGINT', () => void (interrupted = true));
+  const cleanups: Cleanups = [];
+  // `on`, not `once`: tsx relays a Ctrl-C a second time, which must not kill the clean-up.
+  process.on('SIGINT', () => void (state.interrupted = true));
   try {
     say('starting (or reusing) Kafka and Redis — the first run fetches the Kafka jars with Maven, which takes a while');
     const services = await up({});
@@ -36,66 +97,21 @@ const main = async (): Promise<number> => {
     const admin = kafka.admin();
     await admin.connect();
     cleanups.unshift(() => admin.disconnect());
-    const topics = { ingress: `${run}.in`, downstream: `${run}.out` };
-    await admin.createTopics({ waitForLeaders: true, topics: Object.values(topics).map((topic) => ({ topic, numPartitions: DEMO.partitions })) });
-    cleanups.unshift(async () => {
-      const mine = (await admin.listTopics()).filter((t) => t.startsWith(run));
-      await admin.deleteTopics({ topics: mine });
-      const groups = (await admin.listGroups()).groups.filter((g) => g.groupId.includes(run));
-      // Best effort: a group whose member has not left yet is removed by the broker later anyway.
-      if (groups.length) await admin.deleteGroups(groups.map((g) => g.groupId)).catch(() => undefined);
-    });
+    const topics = await createDemoTopics(admin, run, cleanups);
     const httpPort = await freePort();
-    const keyPrefix = `${run}:`;
     const logFile = join(mkdtempSync(join(tmpdir(), 'sluice-demo-')), 'sluice.log');
     say(`running sluice (log: ${logFile})`);
-    const sidecar: Sidecar = await startSidecar({
-      root,
-      httpPort,
-      logFile,
-      env: {
-        ...process.env, ...env,
-        SLUICE_INGRESS_TOPIC: topics.ingress, SLUICE_DOWNSTREAM_TOPIC: topics.downstream, SLUICE_TOPICS_CREATE: 'true',
-        SLUICE_QUOTAS_FILE: join(root, DEMO.quotasFile), SLUICE_RETRY_TIERS: DEMO.tiers, SLUICE_HOLD_MAX_MS: String(DEMO.holdMaxMs),
-        SLUICE_REDIS_KEY_PREFIX: keyPrefix, SLUICE_REDIS_TIMEOUT_MS: DEMO.redisTimeoutMs, SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_LOG_LEVEL: 'warn',
-      },
-    });
+    const sidecar = await startSidecar({ root, httpPort, logFile, env: sidecarEnv(env, topics, `${run}:`, httpPort) });
     cleanups.unshift(() => sidecar.stop());
-    const observer = createObserver({ root, redisUrl: env.SLUICE_REDIS_URL, keyPrefix, httpPort, producers: DEMO_PRODUCERS, quotasFile: join(root, DEMO.quotasFile) });
+    const quotasFile = join(root, DEMO.quotasFile);
+    const observer = createObserver({ root, redisUrl: env.SLUICE_REDIS_URL, keyPrefix: `${run}:`, httpPort, producers: DEMO_PRODUCERS, quotasFile });
     cleanups.unshift(() => observer.close());
     say(`load: ${DEMO_PRODUCERS.map((p) => `${p.id} ${p.rate}/s (${p.note})`).join('; ')}`);
     const load = await startLoad(kafka, topics.ingress, DEMO_PRODUCERS, DEMO.loadSeconds);
-    const tty = process.stdout.isTTY === true;
-    const started = Date.now();
-    let drawn = 0;
-    let loadDone = false;
-    void load.done.then(() => void (loadDone = true));
-    for (let second = 1; !interrupted; second += 1) {
-      await sleep(Math.max(0, started + second * 1000 - Date.now()));
-      const rows = await observer.sample(load.offered);
-      const elapsed = (Date.now() - started) / 1000;
-      const phase = loadDone ? 'load over, releasing what waits' : 'offering load';
-      if (tty) {
-        const lines = liveTable(elapsed, phase, rows);
-        process.stdout.write(redraw(drawn, lines));
-        drawn = lines.length;
-      } else if (second % 5 === 0) {
-        say(plainLines(elapsed, rows).join('\n'));
-      }
-      const waiting = rows.some((r) => r.backlogMs > 0 || r.offered > r.forwarded + r.deadLettered);
-      if (interrupted) break;
-      if (sidecar.exited()) throw new Error(`sluice run stopped unexpectedly; see ${logFile}`);
-      if (loadDone && (!waiting || elapsed > DEMO.loadSeconds + DEMO.settleSeconds)) break;
-    }
+    const started = await watch(load, observer, sidecar);
     load.stop();
     await load.done;
-    const rows = await observer.sample(load.offered);
-    const seconds = (Date.now() - started) / 1000;
-    say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
-    say(summaryTable(rows, seconds).join('\n'));
-    const storeErrors = observer.storeErrors();
-    if (storeErrors > 0) say(`\nthe limiter store timed out ${storeErrors} time(s) (a busy machine): limiter.onStoreError=local decided those calls in memory`);
-    say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
+    await summarize(load, observer, started);
     return 0;
   } finally {
     say('stopping what the demo started');
