@@ -3,6 +3,7 @@
  * tier waits the same time, so a tier partition is due in append order. A message is parked
  * on the largest tier not longer than its wait and hops down the tiers until it is due.
  */
+import { formatDuration } from '../config/units';
 import { SluiceError } from '../errors';
 
 export interface Tier {
@@ -12,20 +13,8 @@ export interface Tier {
   label: string;
 }
 
-const UNITS: ReadonlyArray<[string, number]> = [
-  ['d', 86_400_000],
-  ['h', 3_600_000],
-  ['m', 60_000],
-  ['s', 1_000],
-];
-
-/** The shortest exact label of a duration: 5000 → "5s", 600000 → "10m", 1500 → "1500ms". */
-export const formatDuration = (ms: number): string => {
-  for (const [unit, size] of UNITS) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-};
+/** The shortest exact label of a duration (5000 → "5s"): the same spelling the settings use. */
+export { formatDuration };
 
 export const tierTopic = (retryBase: string, delayMs: number): string => `${retryBase}.${formatDuration(delayMs)}`;
 
