@@ -18,13 +18,16 @@ export interface AccuracySettings {
   queue: string;
 }
 
-export const measureAccuracy = async (ctx: BenchContext, s: AccuracySettings): Promise<AccuracyResult & { replicas: number }> => {
+export type AccuracyRun = AccuracyResult & { replicas: number; storeErrors: number; duplicates: number };
+
+export const measureAccuracy = async (ctx: BenchContext, s: AccuracySettings): Promise<AccuracyRun> => {
   const setup = ctx.sluiceSetup({ rate: `${s.quotaPerSec}/s`, queue: s.queue });
   const ingress = await ctx.book.ingress('acc');
   const downstream = await ctx.book.downstream('acc-down');
   const group = randomGroupId('bench-acc');
   const sides: Side[] = [];
   let offeredUntil = 0;
+  let storeErrors = 0;
   try {
     // One at a time: the first creates the retry tiers.
     for (let r = 0; r < s.replicas; r += 1) sides.push(await ctx.launch('sluice', { ingress, downstream, group }, setup));
@@ -34,10 +37,12 @@ export const measureAccuracy = async (ctx: BenchContext, s: AccuracySettings): P
     offeredUntil = start + s.seconds * 1000;
     await paced(ctx.kafka, ingress, 3 * s.quotaPerSec * s.producers, s.seconds * 1000, { producers: s.producers, valueBytes: 1024 });
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, offeredUntil + 1000 - Date.now())));
+    for (const side of sides) storeErrors += await side.storeErrors();
   } finally {
     await Promise.all(sides.map((side) => side.stop()));
   }
   const total = await ctx.book.total(downstream);
   const arrivals = await readDownstream(ctx.kafka, downstream, total);
-  return { replicas: s.replicas, ...judgeAccuracy(arrivals, s.quotaPerSec, offeredUntil) };
+  const duplicates = arrivals.length - new Set(arrivals.map((a) => a.seq)).size;
+  return { replicas: s.replicas, storeErrors, duplicates, ...judgeAccuracy(arrivals, s.quotaPerSec, offeredUntil) };
 };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import type { Kafka } from 'kafkajs';
 import { createKafka } from '../../test/helpers/kafka';
-import { randomGroupId, randomId, randomKeyPrefix } from '../../test/helpers/names';
+import { randomGroupId, randomId } from '../../test/helpers/names';
 import type { ServicesEnv } from './services-env';
 import { startSide, type Side, type SideKind } from './side';
 import { freePort, parkingTopics, pipeEnv, type SideTopics, sluiceEnv, type SluiceSetup, writeQuotas } from './side-env';
@@ -38,7 +38,7 @@ export const createContext = async (services: ServicesEnv): Promise<BenchContext
   return {
     services, kafka, redis, book, logDir,
     sluiceSetup(rule) {
-      const setup = { parking: `sluice-bench-park-${randomId()}`, quotasFile: writeQuotas(rule), keyPrefix: randomKeyPrefix('bench') };
+      const setup = { parking: `sluice-bench-park-${randomId()}`, quotasFile: writeQuotas(rule), keyPrefix: `sb${randomId(2)}:` };
       book.remember(...parkingTopics(setup.parking));
       return setup;
     },

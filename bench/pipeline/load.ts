@@ -3,7 +3,7 @@
  * (before a throughput run, so the load generator does not compete with the side measured);
  * `paced` writes at a fixed rate for a while (latency and accuracy runs). Message i comes
  * from producer `<prefix><i mod producers>` (header producer-id) on partition i mod
- * partitions, and carries its send time in header bench-sent.
+ * partitions, and carries its send time in header bench-sent and i in header bench-seq.
  */
 import type { Kafka, Message, Producer } from 'kafkajs';
 import { PARTITIONS } from './topics';
@@ -17,7 +17,7 @@ export interface LoadShape {
 const message = (i: number, shape: LoadShape, value: Buffer, sent: string): Message & { partition: number } => ({
   partition: i % PARTITIONS,
   value,
-  headers: { 'producer-id': `${shape.producerPrefix ?? 'p-'}${i % shape.producers}`, 'bench-sent': sent },
+  headers: { 'producer-id': `${shape.producerPrefix ?? 'p-'}${i % shape.producers}`, 'bench-sent': sent, 'bench-seq': String(i) },
 });
 
 const connect = async (kafka: Kafka): Promise<Producer> => {

@@ -15,10 +15,17 @@ export interface MemoryResult {
   redisKeyBytesSampled: number;
   redisKeys: number;
   heapBytesPerProducer: number;
+  redisTimeoutMs: number;
+  /** Limiter store calls that timed out (answered by the in-memory fallback, whose state is heap too). */
+  storeErrors: number;
 }
 
-export const measureMemory = async (ctx: BenchContext, producers: number): Promise<MemoryResult> => {
-  const setup = ctx.sluiceSetup({ rate: '1/h', queue: '1m' });
+export const measureMemory = async (ctx: BenchContext, producers: number, timeoutMs = 5000): Promise<MemoryResult> => {
+  // Every message here comes from a new producer, so a fetch of thousands of messages makes
+  // thousands of script calls at once (~17 µs each in Redis): far more than the default 50 ms
+  // redis.timeoutMs allows, and the in-memory fallback would answer instead. Memory is measured
+  // with the state in Redis (timeout 5 s); how many calls timed out is reported.
+  const setup = { ...ctx.sluiceSetup({ rate: '1/h', queue: '1m' }), env: { SLUICE_REDIS_TIMEOUT_MS: String(timeoutMs) } };
   const ingress = await ctx.book.ingress('mem');
   const downstream = await ctx.book.downstream('mem-down');
   const side = await ctx.launch('sluice', { ingress, downstream }, setup);
@@ -37,6 +44,8 @@ export const measureMemory = async (ctx: BenchContext, producers: number): Promi
       redisKeyBytesSampled: footprint.meanBytes,
       redisKeys: footprint.keys,
       heapBytesPerProducer: (heapAfter - heapBefore) / producers,
+      redisTimeoutMs: timeoutMs,
+      storeErrors: await side.storeErrors(),
     };
   } finally {
     await side.stop();

@@ -1,6 +1,7 @@
 /**
  * Reads a downstream topic from the beginning until `expected` messages came, keeping only
- * what the benchmark judges: the producer id, the send time (header bench-sent) and the
+ * what the benchmark judges: the producer id, the send time (header bench-sent), the message
+ * number (bench-seq) and the
  * broker's append time (the topic uses LogAppendTime).
  */
 import type { Kafka } from 'kafkajs';
@@ -10,6 +11,7 @@ import { waitFor } from '../../test/helpers/wait';
 export interface Arrival {
   producer: string;
   sentMs: number;
+  seq: string;
   appendMs: number;
 }
 
@@ -23,7 +25,7 @@ export const readDownstream = async (kafka: Kafka, topic: string, expected: numb
       eachBatch: async ({ batch }) => {
         for (const m of batch.messages) {
           const headers = m.headers ?? {};
-          arrivals.push({ producer: String(headers['producer-id'] ?? ''), sentMs: Number(String(headers['bench-sent'] ?? 'NaN')), appendMs: Number(m.timestamp) });
+          arrivals.push({ producer: String(headers['producer-id'] ?? ''), sentMs: Number(String(headers['bench-sent'] ?? 'NaN')), seq: String(headers['bench-seq'] ?? ''), appendMs: Number(m.timestamp) });
         }
       },
     });

@@ -30,6 +30,13 @@ export const renderTable = (r: BenchResult): string => {
     rows.push([`largest count in 1 s, ${run.replicas} replica(s)`, num(run.max1sCount), '', `rate·1s = ${a.quotaPerSec}`, `≤ rate·1s + capacity (${a.quotaPerSec + a.capacityMessages})`, check(run.max1sCount <= a.quotaPerSec + a.capacityMessages)]);
   }
   const m = r.memory;
+  const timeouts = [
+    ...r.throughput.byProducers.map((t) => `throughput/${t.producers}: ${t.sluiceStoreErrors}`),
+    ...a.runs.map((run) => `accuracy/${run.replicas}: ${run.storeErrors}`),
+    `memory: ${m.storeErrors}`,
+  ];
+  rows.push(['limiter store calls timed out (answered by limiter.onStoreError)', timeouts.join('; '), '', '', '0', check(timeouts.every((t) => t.endsWith(': 0')))]);
+  rows.push(['duplicates downstream (accuracy runs)', a.runs.map((run) => `${run.replicas} replica(s): ${run.duplicates}`).join('; '), '', '', '0', check(a.runs.every((run) => run.duplicates === 0))]);
   rows.push([`Redis bytes / tracked producer (${m.producers} producers, rule 1/h)`, `${num(m.redisBytesPerProducer)} (MEMORY USAGE ${num(m.redisKeyBytesSampled)})`, '', '', '≤ 150', check(m.redisBytesPerProducer <= 150)]);
   rows.push([`sidecar heap after gc / tracked producer`, num(m.heapBytesPerProducer), '', '', '≤ 300', check(m.heapBytesPerProducer <= 300)]);
   const header = ['measure', 'sluice', 'plain pipe', 'comparison', 'target', ''];

@@ -20,6 +20,8 @@ export interface SluiceSetup {
   parking: string;
   quotasFile: string;
   keyPrefix: string;
+  /** More SLUICE_* settings for this phase (e.g. SLUICE_REDIS_TIMEOUT_MS). */
+  env?: Record<string, string>;
 }
 
 export const TIERS = ['5s', '1m'];
@@ -60,6 +62,7 @@ export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: Slui
   SLUICE_HTTP_HOST: '127.0.0.1',
   SLUICE_HTTP_PORT: String(port),
   SLUICE_LOG_LEVEL: 'warn',
+  ...setup.env,
 });
 
 export const pipeEnv = (services: ServicesEnv, topics: SideTopics): NodeJS.ProcessEnv => ({

@@ -21,12 +21,21 @@ export interface Side {
   /** Resolves once the side's consumer joined its group (sluice: /readyz answers 200). */
   ready(timeoutMs?: number): Promise<void>;
   usage(gc?: boolean): Promise<Usage>;
+  /** sluice: failed limiter store calls so far (sluice_store_errors_total); the pipe: 0. */
+  storeErrors(): Promise<number>;
   stop(): Promise<void>;
 }
 
 const ROOT = path.resolve(__dirname, '../..');
+/** BENCH_SLUICE_ROOT=<dir>: run the sidecar from another work tree (a scratch copy with a candidate fix). */
+const rootOf = (kind: SideKind): string => (kind === 'sluice' && process.env.BENCH_SLUICE_ROOT) || ROOT;
 const ENTRY: Record<SideKind, string> = { sluice: 'src/main.ts', pipe: 'bench/pipeline/pipe-worker.ts' };
 const EXEC_ARGV = ['--import', 'tsx', '--expose-gc', '-r', path.join(ROOT, 'bench/common/probe.cjs')];
+/** BENCH_CPU_PROF=<dir>: every side writes a V8 CPU profile there (node --cpu-prof). */
+const execArgv = (): string[] => {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? [...EXEC_ARGV, '--cpu-prof', '--cpu-prof-dir', dir] : EXEC_ARGV;
+};
 
 const waitHttpReady = async (port: number, deadline: number, child: ChildProcess): Promise<void> => {
   while (Date.now() < deadline && child.exitCode === null) {
@@ -39,8 +48,8 @@ const waitHttpReady = async (port: number, deadline: number, child: ChildProcess
 
 export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: string, httpPort?: number): Side => {
   const log = openSync(logFile, 'a');
-  const child = fork(path.join(ROOT, ENTRY[kind]), kind === 'sluice' ? ['run'] : [], {
-    cwd: ROOT, env, execArgv: EXEC_ARGV, stdio: ['ignore', log, log, 'ipc'],
+  const child = fork(path.join(rootOf(kind), ENTRY[kind]), kind === 'sluice' ? ['run'] : [], {
+    cwd: rootOf(kind), env, execArgv: execArgv(), stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
   let joined = false;
@@ -68,6 +77,11 @@ export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: strin
         waiting.set(id, resolve);
         child.send({ probe: 'usage', id, gc }, (error) => error && reject(error));
       });
+    },
+    async storeErrors() {
+      if (kind !== 'sluice') return 0;
+      const text = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text());
+      return Number(/^sluice_store_errors_total (\S+)$/m.exec(text)?.[1] ?? 0);
     },
     async stop() {
       if (child.exitCode !== null) return;

@@ -3,7 +3,7 @@
  * Comparisons pair the two sides round by round (same alternation) and report the median and
  * the range over the rounds.
  */
-import type { AccuracyResult } from './accuracy-stats';
+import type { AccuracyRun } from './accuracy';
 import type { LatencyRun } from './latency';
 import type { MemoryResult } from './memory';
 import { pairwise, summarize, type Summary } from './stats';
@@ -20,6 +20,8 @@ export interface ThroughputSummary {
   scriptCallsPerMessage: Summary;
   /** Script calls seen during pipe runs (which make none): other users of the shared Redis. */
   backgroundCallsPerMessage: Summary;
+  /** Store calls that timed out over all sluice runs (each answered by limiter.onStoreError instead of Redis). */
+  sluiceStoreErrors: number;
 }
 
 const sideOf = <T extends { side: string }>(runs: readonly T[], side: string): T[] => runs.filter((r) => r.side === side);
@@ -37,6 +39,7 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], producers: n
     pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
     scriptCallsPerMessage: summarize(s.map((r) => r.scriptCallsPerMessage)),
     backgroundCallsPerMessage: summarize(p.map((r) => r.scriptCallsPerMessage)),
+    sluiceStoreErrors: s.reduce((n, r) => n + r.storeErrors, 0),
   };
 };
 
@@ -76,7 +79,7 @@ export const buildResult = (input: {
   environment: Record<string, unknown>;
   throughput: ThroughputSummary[];
   latency: LatencySummary;
-  accuracy: { quotaPerSec: number; seconds: number; queue: string; capacityMessages: number; runs: (AccuracyResult & { replicas: number })[] };
+  accuracy: { quotaPerSec: number; seconds: number; queue: string; capacityMessages: number; runs: AccuracyRun[] };
   memory: MemoryResult;
 }) => {
   const [many, few] = input.throughput;

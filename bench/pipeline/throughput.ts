@@ -15,6 +15,8 @@ export interface ThroughputRun {
   msgsPerSec: number;
   cpuSecPerMillion: number;
   scriptCallsPerMessage: number;
+  /** Limiter store calls that failed (timed out) and were answered by limiter.onStoreError. */
+  storeErrors: number;
 }
 
 const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: number, setup: SluiceSetup): Promise<ThroughputRun> => {
@@ -32,7 +34,10 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
         const cpu = (await side.usage()).cpuMicros;
         const moved = count - first.n;
         const calls = (await scriptCalls(ctx.redis)) - callsBefore;
-        return { side: kind, msgsPerSec: (moved * 1000) / (at - first.at), cpuSecPerMillion: (cpu - first.cpu) / moved, scriptCallsPerMessage: calls / count };
+        return {
+          side: kind, msgsPerSec: (moved * 1000) / (at - first.at), cpuSecPerMillion: (cpu - first.cpu) / moved,
+          scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(),
+        };
       }
       if (Date.now() > deadline) throw new Error(`${kind}: only ${n} of ${count} messages downstream after 300 s`);
       await new Promise((r) => setTimeout(r, 50));
