@@ -1,7 +1,8 @@
 /**
  * Preloaded (`node -r`) into each benchmarked process (the sidecar and the plain pipe): answers
  * the harness over the IPC channel with this process's CPU time and, after a full gc
- * (--expose-gc), its heap. It adds nothing to the hot path and never keeps the process alive.
+ * (--expose-gc), its heap. It adds nothing to the hot path, never keeps the process alive, and
+ * ends it when the harness goes away.
  */
 if (process.send) {
   process.on('message', (message) => {
@@ -13,5 +14,7 @@ if (process.send) {
     const memory = process.memoryUsage();
     process.send({ probe: 'usage', id: message.id, cpu: process.cpuUsage(), heapUsed: memory.heapUsed, rss: memory.rss });
   });
+  // A harness that died must not leave a side running: the IPC channel closing ends it.
+  process.on('disconnect', () => process.exit(0));
   if (process.channel) process.channel.unref();
 }
