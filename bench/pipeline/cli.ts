@@ -25,6 +25,13 @@ const main = async (): Promise<void> => {
   const settings = benchSettings(process.env);
   const loadBefore = os.loadavg();
   const ctx = await createContext(servicesEnv(process.env));
+  // Interrupted: remove the run's topics (sides end by themselves when this process goes).
+  const interrupt = (): void => {
+    say('interrupted: deleting the run\'s topics');
+    void ctx.close().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   say(`load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')}; side logs in ${ctx.logDir}`);
   try {
     const throughput: ThroughputSummary[] = [];
@@ -50,7 +57,7 @@ const main = async (): Promise<void> => {
       date,
       environment: {
         node: process.version, cpus: os.cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg(),
-        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (node --import tsx), see bench/pipeline/side.ts',
+        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (node --import tsx), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree',
       },
       throughput, latency,
       accuracy: {
