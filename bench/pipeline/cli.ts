@@ -43,6 +43,9 @@ const main = async (): Promise<void> => {
     const rate = Math.round(throughput[0].pipeMsgsPerSec.median / 2);
     say(`latency: ${rate} msg/s (half the pipe's median) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
     const latency = summarizeLatency(await measureLatency(ctx, { rate, seconds: settings.latencySeconds, rounds: settings.rounds }), rate);
+    const low = settings.latencyLowRate;
+    say(`latency: ${low} msg/s (below the sidecar's saturation) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
+    const latencyLow = summarizeLatency(await measureLatency(ctx, { rate: low, seconds: settings.latencySeconds, rounds: settings.rounds }), low);
     const accuracyRuns = [];
     for (const replicas of [1, 2]) {
       say(`accuracy: ${settings.accuracyProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.accuracySeconds} s, ${replicas} replica(s)`);
@@ -59,7 +62,7 @@ const main = async (): Promise<void> => {
         node: process.version, cpus: os.cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg(),
         seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (node --import tsx), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree',
       },
-      throughput, latency,
+      throughput, latency, latencyLow,
       accuracy: {
         quotaPerSec: settings.quotaPerSec, seconds: settings.accuracySeconds, queue: `${settings.queueSeconds}s`,
         capacityMessages: settings.quotaPerSec * settings.queueSeconds, runs: accuracyRuns,

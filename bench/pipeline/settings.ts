@@ -10,6 +10,8 @@ export interface BenchSettings {
   /** Alternations of the two sides. */
   rounds: number;
   latencySeconds: number;
+  /** A second latency measurement at a rate the sidecar sustains (msg/s). */
+  latencyLowRate: number;
   accuracySeconds: number;
   accuracyProducers: number;
   quotaPerSec: number;
@@ -30,6 +32,7 @@ export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
   producerCounts: [100, 10],
   rounds: int(env, 'BENCH_ROUNDS', 5),
   latencySeconds: int(env, 'BENCH_LATENCY_SECONDS', 5),
+  latencyLowRate: int(env, 'BENCH_LATENCY_LOW_RATE', 5000),
   accuracySeconds: int(env, 'BENCH_ACCURACY_SECONDS', 30),
   accuracyProducers: 10,
   quotaPerSec: 100,

@@ -79,6 +79,7 @@ export const buildResult = (input: {
   environment: Record<string, unknown>;
   throughput: ThroughputSummary[];
   latency: LatencySummary;
+  latencyLow: LatencySummary;
   accuracy: { quotaPerSec: number; seconds: number; queue: string; capacityMessages: number; runs: AccuracyRun[] };
   memory: MemoryResult;
 }) => {
@@ -95,6 +96,7 @@ export const buildResult = (input: {
       p99AddedMs: input.latency.p99AddedMs.median,
       p99AddedMsRange: range(input.latency.p99AddedMs),
       detail: input.latency,
+      belowSaturation: input.latencyLow,
     },
     accuracy: { maxErrorPct: Math.max(...input.accuracy.runs.map((r) => r.maxErrorPct)), ...input.accuracy },
     memory: input.memory,
