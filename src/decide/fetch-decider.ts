@@ -5,8 +5,7 @@
  * everything at once, marking what would have been delayed or refused.
  */
 import type { Clock } from '../clock';
-import type { BatchDecision } from '../limit/types';
-import type { GuardedStore } from './guarded-store';
+import type { GuardedDecision, GuardedStore } from './guarded-store';
 import { Candidate, enforceVerdicts, shadowVerdicts, spacingOf, Verdict } from './verdict';
 
 export type Mode = 'enforce' | 'shadow';
@@ -50,9 +49,9 @@ export const createFetchDecider = ({
       const now = clock.now();
       return group.indexes.map(() => ({ kind: 'forward', at: now }));
     }
-    const reply: BatchDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size) });
+    const reply: GuardedDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size) });
     const localNow = clock.now();
-    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, localNow) : enforceVerdicts(reply, localNow, holdMaxMs, spacingOf(rule.limit));
+    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, localNow) : enforceVerdicts(reply, localNow, holdMaxMs, reply.unpaced ? 0 : spacingOf(rule.limit));
   };
 
   return {

@@ -16,8 +16,11 @@ import type { Metrics } from '../metrics/types';
 
 export type StoreErrorPolicy = 'local' | 'park' | 'forward';
 
+/** A reply; `unpaced` when the `forward` policy admitted everything at once (fail open: no spacing either). */
+export type GuardedDecision = BatchDecision & { unpaced?: boolean };
+
 export interface GuardedStore {
-  decide(request: DecideRequest): Promise<BatchDecision>;
+  decide(request: DecideRequest): Promise<GuardedDecision>;
   fallbackActive(): boolean;
   /** Consecutive failed calls so far (0 when the last call succeeded). */
   failures(): number;
@@ -51,10 +54,10 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
     else logger.info('limiter store answers again: store-error fallback ended');
   };
 
-  const fallback = (request: DecideRequest): Promise<BatchDecision> => {
+  const fallback = (request: DecideRequest): Promise<GuardedDecision> => {
     const now = clock.now();
     if (policy === 'forward') {
-      return Promise.resolve({ now, decisions: request.sizes.map(() => ({ admitted: true, at: now })) });
+      return Promise.resolve({ now, unpaced: true, decisions: request.sizes.map(() => ({ admitted: true, at: now })) });
     }
     if (policy === 'park') {
       const at = now + options.parkDelayMs;

@@ -91,9 +91,9 @@ describe('when the mode is shadow', () => {
 });
 
 describe('when the store fails', () => {
-  it('forward: admits now', async () => {
+  it('forward: admits now, unspaced (fail open)', async () => {
     const { decider } = build(failing, { policy: 'forward' });
-    expect(await decider.decide([c('a')])).toEqual([{ kind: 'forward', at: 1_000_000, spacingMs: 100 }]);
+    expect(await decider.decide([c('a'), c('a')])).toEqual([{ kind: 'forward', at: 1_000_000 }, { kind: 'forward', at: 1_000_000 }]);
   });
 
   it('park: parks store-unavailable with a short notBefore', async () => {
