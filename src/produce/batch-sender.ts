@@ -4,11 +4,14 @@
  * its own promise: resolved once acknowledged, rejected only with MESSAGE_TOO_LARGE (the
  * broker refused that very message) or when the sender is closed with sends still failing.
  * Other failures are retried with back-off, never dropped: nothing acknowledged is lost and
- * nothing unacknowledged is committed.
+ * nothing unacknowledged is committed. One request carries at most `maxBatchBytes`
+ * (batch-split.ts), so a size refusal means one oversize message, sent alone, and nothing
+ * the broker appended is sent twice.
  */
 import type { Logger } from 'pino';
 import type { Message, TopicMessages } from 'kafkajs';
 import { SluiceError } from '../errors';
+import { DEFAULT_MAX_BATCH_BYTES, groupByDestination, messageBytes, takeCount } from './batch-split';
 
 export interface BatchProducer {
   sendBatch(batch: { topicMessages: TopicMessages[]; acks: number }): Promise<unknown>;
@@ -58,14 +61,18 @@ export const createBatchSender = ({
   producer,
   logger,
   maxBatch = 2000,
+  maxBatchBytes = DEFAULT_MAX_BATCH_BYTES,
   backoffMs = [100, 250, 500, 1000, 2000],
 }: {
   producer: BatchProducer;
   logger: Logger;
   maxBatch?: number;
+  /** Bytes one sendBatch may carry in all; keep it below every written topic's max.message.bytes. */
+  maxBatchBytes?: number;
   backoffMs?: number[];
 }): Sender => {
   let queue: Pending[] = [];
+  let head = 0;
   let inFlight = 0;
   let pumping: Promise<void> | undefined;
   let closed = false;
@@ -92,21 +99,42 @@ export const createBatchSender = ({
     }
   };
 
+  // Reached with several messages only when a topic's max.message.bytes is below maxBatchBytes
+  // (then a request spanning several partitions may have been appended in part, and a resend
+  // can duplicate: warned). Split by destination first; one destination's batch in halves.
   const splitTooLarge = async (batch: Pending[], error: unknown): Promise<void> => {
     if (batch.length === 1) {
       const [p] = batch;
       p.reject(new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
       return;
     }
-    for (const p of batch) await sendWithRetry([p]);
+    logger.warn({ err: error, messages: batch.length, maxBatchBytes }, 'a send of several messages was refused as too large: a topic\'s max.message.bytes is below maxBatchBytes; resending it split');
+    const groups = groupByDestination(batch);
+    if (groups.length > 1) {
+      for (const group of groups) await sendWithRetry(group);
+      return;
+    }
+    const half = Math.ceil(batch.length / 2);
+    await sendWithRetry(batch.slice(0, half));
+    await sendWithRetry(batch.slice(half));
+  };
+
+  const sizeOf = (p: Pending): number => messageBytes(p.message);
+
+  // Taken from a head index, so a long queue is not copied once per request.
+  const takeBatch = (): Pending[] => {
+    const n = takeCount(queue, head, sizeOf, maxBatch, maxBatchBytes);
+    const batch = head === 0 && n === queue.length ? queue : queue.slice(head, head + n);
+    head += n;
+    if (head >= queue.length) {
+      queue = [];
+      head = 0;
+    }
+    return batch;
   };
 
   const pump = async (): Promise<void> => {
-    while (queue.length > 0) {
-      const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
-      queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
-      await sendWithRetry(batch);
-    }
+    while (queue.length > head) await sendWithRetry(takeBatch());
     pumping = undefined;
   };
 

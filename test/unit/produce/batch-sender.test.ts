@@ -60,3 +60,58 @@ describe('when one message of a batch is too large for the broker', () => {
     expect(isTooLarge({ type: 'NOT_LEADER_FOR_PARTITION' })).toBe(false);
   });
 });
+
+/** A broker that appends each partition's records unless they exceed `limit` bytes, like Kafka. */
+const partialBroker = (limit: number) => {
+  const appended: string[] = [];
+  const producer = {
+    sendBatch: async (b: { topicMessages: TopicMessages[] }) => {
+      let refused = false;
+      for (const { topic, messages } of b.topicMessages) {
+        const byPartition = new Map<string, string[]>();
+        for (const m of messages) {
+          const key = `${topic}/${m.partition ?? 0}`;
+          byPartition.set(key, [...(byPartition.get(key) ?? []), String(m.value)]);
+        }
+        for (const values of byPartition.values()) {
+          if (values.reduce((n, v) => n + v.length, 0) > limit) refused = true;
+          else appended.push(...values);
+        }
+      }
+      if (refused) throw Object.assign(new Error('too large'), { type: 'MESSAGE_TOO_LARGE' });
+    },
+  };
+  return { appended, producer };
+};
+
+const sized = (id: number, bytes: number, partition?: number) => ({ key: null, value: `${id}:`.padEnd(bytes, 'x'), partition });
+
+describe('when a burst for one partition is bigger than the broker accepts in one record batch', () => {
+  it('sends it in requests of at most maxBatchBytes, so every message is appended exactly once', async () => {
+    const { appended, producer } = partialBroker(1024 * 1024);
+    const sender = createBatchSender({ producer, logger, maxBatchBytes: 512 * 1024 });
+    const sends = [];
+    for (let i = 0; i < 3000; i += 1) sends.push(sender.send('tier', i % 100 === 0 ? sized(i, 100, 1) : sized(i, 1024, 0)));
+    await Promise.all(sends);
+    expect(appended.map((v) => Number(v.split(':')[0])).sort((a, b) => a - b)).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+  });
+
+  it('sends a message bigger than maxBatchBytes alone, in order with the others', async () => {
+    const requests: string[][] = [];
+    const sender = createBatchSender({ producer: { sendBatch: async (b) => requests.push(b.topicMessages.flatMap((t) => t.messages.map((m) => String(m.value).split(':')[0]))) }, logger, maxBatchBytes: 10_000 });
+    await Promise.all([sender.send('t', sized(1, 100)), sender.send('t', sized(2, 20_000)), sender.send('t', sized(3, 100))]);
+    expect(requests).toEqual([['1'], ['2'], ['3']]);
+  });
+});
+
+describe('when a topic accepts less than maxBatchBytes and a request spanning two partitions is refused', () => {
+  it('resends by partition then in halves, appends every message and rejects only the oversize one', async () => {
+    const { appended, producer } = partialBroker(3000);
+    const sender = createBatchSender({ producer, logger, maxBatchBytes: 512 * 1024 });
+    const sends = [sender.send('t', sized(1, 1000, 0)), sender.send('t', sized(2, 1000, 0)), sender.send('t', sized(3, 4000, 0))];
+    sends.push(sender.send('t', sized(4, 1000, 0)), sender.send('t', sized(5, 1000, 0)));
+    const results = await Promise.allSettled(sends);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(appended.map((v) => v.split(':')[0]).sort()).toEqual(['1', '2', '4', '5']);
+  });
+});

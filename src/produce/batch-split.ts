@@ -1,0 +1,69 @@
+/**
+ * Pure helpers that keep one `sendBatch` refusable only as a whole: what one request may carry,
+ * and how a refused request is split. The broker refuses a partition's record batch above the
+ * topic's `max.message.bytes` while it appends the other partitions of the same request, and
+ * kafkajs does not say which partition failed: a batch resent after such a partial refusal
+ * duplicates what was appended. So a request never carries more than `maxBatchBytes` in all
+ * (which caps every partition in it), and a message bigger than that travels alone.
+ */
+import type { Message } from 'kafkajs';
+
+/**
+ * 512 KiB: half the broker's default `message.max.bytes` (1 MiB, also the floor sluice's topic
+ * check expects of tier topics), leaving room for record-batch overhead and for topics whose
+ * limit was lowered somewhat; small enough that a request still carries hundreds of 1 KiB
+ * messages.
+ */
+export const DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
+
+/** Bytes per record beyond key, value and headers (attributes, varints, timestamp, offset delta). */
+const RECORD_OVERHEAD_BYTES = 32;
+
+const bytesOf = (value: Message['value'] | string | undefined): number => {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
+};
+
+/** An upper estimate of the bytes a message adds to a record batch (uncompressed). */
+export const messageBytes = (message: Message): number => {
+  let bytes = RECORD_OVERHEAD_BYTES + bytesOf(message.key) + bytesOf(message.value);
+  const headers = message.headers;
+  if (headers) {
+    for (const name of Object.keys(headers)) {
+      const value = headers[name];
+      const values = Array.isArray(value) ? value : [value];
+      for (const v of values) bytes += 8 + Buffer.byteLength(name) + bytesOf(v as Buffer | string | undefined);
+    }
+  }
+  return bytes;
+};
+
+/**
+ * How many items from `start` form the next request: at most `maxCount`, at most `maxBytes`
+ * in all — except that an item bigger than `maxBytes` is taken alone.
+ */
+export const takeCount = <T>(items: readonly T[], start: number, sizeOf: (item: T) => number, maxCount: number, maxBytes: number): number => {
+  let bytes = 0;
+  let n = 0;
+  for (; start + n < items.length && n < maxCount; n += 1) {
+    bytes += sizeOf(items[start + n]);
+    if (bytes > maxBytes) return n === 0 ? 1 : n;
+  }
+  return n;
+};
+
+/**
+ * A refused request's items grouped by destination: topic and explicit partition (a message
+ * without one is grouped by topic alone), first-seen order kept within and across groups.
+ */
+export const groupByDestination = <T extends { topic: string; message: Message }>(items: readonly T[]): T[][] => {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const partition = item.message.partition;
+    const key = partition === undefined || partition === null ? `${item.topic}\0*` : `${item.topic}\0${partition}`;
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return [...groups.values()];
+};
