@@ -20,13 +20,15 @@ const message = (i: number, shape: LoadShape, value: Buffer, sent: string): Mess
   headers: { 'producer-id': `${shape.producerPrefix ?? 'p-'}${i % shape.producers}`, 'bench-sent': sent, 'bench-seq': String(i) },
 });
 
+const MAX_SEND = 500;
+
 const connect = async (kafka: Kafka): Promise<Producer> => {
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
   return producer;
 };
 
-export const prefill = async (kafka: Kafka, topic: string, count: number, shape: LoadShape, chunk = 2000, parallel = 4): Promise<void> => {
+export const prefill = async (kafka: Kafka, topic: string, count: number, shape: LoadShape, chunk = 8 * MAX_SEND, parallel = 4): Promise<void> => {
   const producer = await connect(kafka);
   const value = Buffer.alloc(shape.valueBytes, 'x');
   let next = 0;
@@ -56,10 +58,12 @@ export const paced = async (kafka: Kafka, topic: string, rate: number, durationM
   try {
     for (let now = start; now - start < durationMs; now = Date.now()) {
       const due = Math.min(Math.floor(((now - start) * rate) / 1000), Math.floor((durationMs * rate) / 1000));
-      if (due > written) {
-        const sent = String(Date.now());
-        const messages = Array.from({ length: due - written }, (_, k) => message(written + k, shape, value, sent));
-        written = due;
+      // At most MAX_SEND messages a request: after a stall of the harness, catching up must not
+      // build one partition's batch past the broker's message.max.bytes.
+      for (const sent = String(Date.now()); due > written; ) {
+        const upTo = Math.min(due, written + MAX_SEND);
+        const messages = Array.from({ length: upTo - written }, (_, k) => message(written + k, shape, value, sent));
+        written = upTo;
         sends.push(producer.send({ topic, messages, acks: 1 }));
       }
       await new Promise((r) => setTimeout(r, 10));
