@@ -1,12 +1,13 @@
 /**
  * kafkajs reads only gzip by itself: one snappy, lz4 or zstd batch from a Java producer
  * would crash the consumer in a loop. This registers pure-JS codecs (no native builds):
- * snappy (kafkajs-snappy), lz4 (lz4js: LZ4 frames, as Kafka writes them), zstd (fzstd:
- * decompression only — sluice itself never produces zstd).
+ * snappy (kafkajs-snappy), lz4 (lz4js reads LZ4 frames as Kafka writes them) and zstd
+ * (fzstd). lz4 and zstd are read-only: sluice never compresses with them (lz4js writes
+ * dependent blocks, which Kafka brokers refuse; no pure-JS zstd compressor exists).
  */
 import { CompressionCodecs, CompressionTypes } from 'kafkajs';
 import { decompress as zstdDecompress } from 'fzstd';
-import * as lz4 from 'lz4js';
+import { decompress as lz4Decompress } from 'lz4js';
 import { SluiceError } from '../errors';
 // kafkajs-snappy has no types; it exports the codec factory.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -18,8 +19,10 @@ interface KafkaCodec {
 }
 
 export const lz4Codec = (): KafkaCodec => ({
-  compress: async (encoder) => Buffer.from(lz4.compress(encoder.buffer)),
-  decompress: async (buffer) => Buffer.from(lz4.decompress(buffer)),
+  compress: async () => {
+    throw new SluiceError('INTERNAL', 'lz4 compression is not available (sluice only reads lz4 batches)');
+  },
+  decompress: async (buffer) => Buffer.from(lz4Decompress(buffer)),
 });
 
 export const zstdCodec = (): KafkaCodec => ({
