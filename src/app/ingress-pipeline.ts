@@ -59,7 +59,11 @@ export const createIngressPipeline = (deps: IngressPipelineDeps): IngressPipelin
     clock,
     maxMessages: config.hold.maxMessages,
     maxBytes: config.hold.maxBytes,
-    onPressure: (full) => (full ? late.consumer?.pauseAll() : late.consumer?.resumeAll()),
+    onPressure: (full) => {
+      logger.debug({ held: hold.held() }, full ? 'hold full: pausing the ingress consumer' : 'hold freed: resuming the ingress consumer');
+      if (full) late.consumer?.pauseAll();
+      else late.consumer?.resumeAll();
+    },
     onHeldChange: (messages, bytes) => metrics.held(messages, bytes),
   });
   const ingress = createIngressConsumer({
