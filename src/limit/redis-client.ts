@@ -1,8 +1,9 @@
 /**
- * The ioredis client of the limiter, configured to fail fast: commands time out after
- * timeoutMs, nothing waits in an offline queue, no command is retried or resent after a
- * reconnect by the client (a decision that may have run must not run twice), the
- * reconnect back-off is short, and auto-pipelining batches the decisions of one tick. Creating
+ * The ioredis client of the limiter, configured to fail fast: the store fails a call after
+ * timeoutMs counted from its write (answer-timeout.ts); ioredis's own commandTimeout is only a
+ * backstop for a command nobody waits for (max(1 s, 4 × timeoutMs)). Nothing waits in an
+ * offline queue, no command is retried or resent after a reconnect by the client (a decision
+ * that may have run must not run twice), the reconnect back-off is short, and auto-pipelining batches the decisions of one tick. Creating
  * it never throws while Redis is down (it keeps reconnecting); its `error` events are handled
  * here (passed to `onError`, by default dropped) so they never crash the process.
  */
@@ -32,7 +33,8 @@ const parseNodes = (nodes: string | Array<{ host: string; port: number }>): Arra
         });
 
 export const redisOptions = (timeoutMs: number): RedisOptions => ({
-  commandTimeout: timeoutMs,
+  // A backstop only: counted from queueing, it would fail calls while the event loop is busy.
+  commandTimeout: Math.max(1000, 4 * timeoutMs),
   connectTimeout: Math.max(timeoutMs, 1000),
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,

@@ -1,13 +1,15 @@
 /**
  * The limiter in Redis, shared by every replica: ONE script call (decide-1.lua) per decide(),
  * for the whole batch, on one hash-tagged key per producer. Time is Redis TIME unless the
- * request passes `now`. A call that fails or takes longer than timeoutMs surfaces as a
- * retriable SluiceError STORE_UNAVAILABLE and is never retried here (it may have run).
+ * request passes `now`. A call that fails or takes longer than timeoutMs (counted from its
+ * write: answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
+ * retried here (it may have run).
  */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { SluiceError } from '../errors';
 import { reasonOf } from './algorithms/decide-batch';
+import { answerWithin } from './answer-timeout';
 import { defineLimiterCommands, type LimiterCommands } from './lua-scripts';
 import { fingerprintDigits, producerKey } from './producer-key';
 import type { BatchDecision, DecideRequest, Decision, LimitRule, LimiterStore, ProducerState } from './types';
@@ -38,17 +40,11 @@ const ruleArgs = (cache: WeakMap<LimitRule, string[]>, rule: LimitRule): string[
 };
 
 const withTimeout = async <T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    return await Promise.race([call, timeout]);
+    return await answerWithin(call, timeoutMs);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new SluiceError('STORE_UNAVAILABLE', `Redis ${what} failed: ${reason}`, { retriable: true, cause: error });
-  } finally {
-    clearTimeout(timer);
   }
 };
 
