@@ -17,7 +17,7 @@ import type { Config } from '../config/types';
 import type { FetchDecider } from '../decide/fetch-decider';
 import type { RuleView } from '../decide/verdict';
 import { createHoldScheduler, HoldScheduler } from '../hold/hold-scheduler';
-import { createReleasePacer, ReleasePacer } from '../hold/release-pacer';
+import { createReleaseLanes, ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { Sender } from '../produce/batch-sender';
 import { createMessageWriter } from '../produce/message-writer';
@@ -25,8 +25,8 @@ import { createMessageWriter } from '../produce/message-writer';
 export interface IngressPipeline {
   consumer: IngressConsumer;
   hold: HoldScheduler;
-  /** Spaces each producer's releases; the drainer's downstream sends share it (createPacedSender). */
-  pacer: ReleasePacer;
+  /** Spaces each producer's releases; the drainer's downstream sends share them (createPacedSender). */
+  lanes: ReleaseLanes;
   start(): Promise<void>;
   /** Graceful stop within `budgetMs`; resolves when committed and disconnected. */
   stop(budgetMs: number): Promise<void>;
@@ -76,9 +76,9 @@ export const createIngressPipeline = (deps: IngressPipelineDeps): IngressPipelin
     clock,
     topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter, tiers: config.retry.tiers, partitions: deps.partitions },
   });
-  const pacer = createReleasePacer();
+  const lanes = createReleaseLanes({ hold, clock });
   const dispatcher = createDispatcher({
-    hold, writer, clock, metrics, logger, pacer,
+    hold, writer, clock, metrics, logger, lanes,
     onStuck(inbound, error) {
       ingress.stopPartition(inbound.partition);
       logger.error({ err: error, origin: `${inbound.topic}/${inbound.partition}/${inbound.offset}`, producer: inbound.producer },
@@ -94,7 +94,7 @@ export const createIngressPipeline = (deps: IngressPipelineDeps): IngressPipelin
   return {
     consumer: ingress,
     hold,
-    pacer,
+    lanes,
     start: () =>
       ingress.start(async (payload) => {
         active += 1;

@@ -96,7 +96,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
     await pipeline.start();
     const drainerSender = createPacedSender({
-      sender, pacer: pipeline.pacer, clock, downstream: config.topics.downstream,
+      sender, lanes: pipeline.lanes, downstream: config.topics.downstream,
       producerOf: (message) => identify({ key: message.key ?? null, headers: message.headers }, config.identity),
       spacingOf: (producer) => {
         const rule = quotas.ruleOf(producer);

@@ -10,7 +10,7 @@ import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import type { Verdict } from '../decide/verdict';
 import type { HoldScheduler } from '../hold/hold-scheduler';
-import { createReleasePacer, ReleasePacer } from '../hold/release-pacer';
+import { createReleaseLanes, ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { ParkInfo, ParkReason } from '../park/park-headers';
 import type { MessageWriter } from '../produce/message-writer';
@@ -27,7 +27,8 @@ export interface DispatchOptions {
   metrics: Metrics;
   logger: Logger;
   onStuck(inbound: Inbound, error: unknown): void;
-  pacer?: ReleasePacer;
+  /** Spaces each producer's releases (shared with the drainer's downstream sends). */
+  lanes?: ReleaseLanes;
 }
 
 export const parkInfoOf = (inbound: Inbound, reason: ParkReason, notBefore: number): ParkInfo => ({
@@ -43,7 +44,7 @@ export const parkInfoOf = (inbound: Inbound, reason: ParkReason, notBefore: numb
 const outcomeOfPark = (reason: ParkReason): 'delayed' | 'overflowed' | undefined =>
   reason.kind === 'delayed' ? 'delayed' : reason.kind === 'overflow' ? 'overflowed' : undefined;
 
-export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck, pacer = createReleasePacer() }: DispatchOptions): Dispatcher => {
+export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck, lanes = createReleaseLanes({ hold, clock }) }: DispatchOptions): Dispatcher => {
   const deadLetterTooLarge = (inbound: Inbound, info: ParkInfo, ack: () => void, first: unknown): void => {
     if (!(first instanceof SluiceError && first.code === 'MESSAGE_TOO_LARGE')) return onStuck(inbound, first);
     logger.error({ err: first, origin: info.origin, producer: inbound.producer }, 'message refused as too large; dead-lettering it');
@@ -90,13 +91,8 @@ export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck
         at: verdict.at,
         bytes: inbound.size,
         evict,
-        release: () => {
-          // Late (this process stalled)? Keep one interval after this producer's previous release.
-          const now = clock.now();
-          const slot = pacer.slot(inbound.producer, verdict.spacingMs ?? 0, now);
-          if (slot <= now) return forward(inbound, ack);
-          hold.add({ at: slot, bytes: inbound.size, evict, release: () => forward(inbound, ack) });
-        },
+        // Late (this process stalled)? The lane keeps it one interval after this producer's previous release, in order.
+        release: () => lanes.due(inbound.producer, verdict.spacingMs ?? 0, { bytes: inbound.size, send: () => forward(inbound, ack), evict }),
       });
     },
   };

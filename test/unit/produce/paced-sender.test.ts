@@ -1,6 +1,7 @@
 import type { Message } from 'kafkajs';
 import { systemClock } from '../../../src/clock';
-import { createReleasePacer } from '../../../src/hold/release-pacer';
+import { createHoldScheduler } from '../../../src/hold/hold-scheduler';
+import { createReleaseLanes } from '../../../src/hold/release-lanes';
 import type { Sender } from '../../../src/produce/batch-sender';
 import { createPacedSender } from '../../../src/produce/paced-sender';
 
@@ -20,16 +21,19 @@ const msg = (producer: string, value: string): Message => ({ key: producer, valu
 describe('when several downstream messages of one producer are sent at once', () => {
   it('sends them one interval apart, in order, and flush waits for all of them', async () => {
     const { sent, sender } = recording();
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
     const paced = createPacedSender({
-      sender, pacer: createReleasePacer(), clock: systemClock, downstream: 'out',
+      sender, lanes: createReleaseLanes({ hold, clock: systemClock }), downstream: 'out',
       producerOf: (m) => String(m.key), spacingOf: () => 30,
     });
     void paced.send('out', msg('p', '1'));
     void paced.send('out', msg('p', '2'));
+    void paced.send('out', msg('p', '3'));
     void paced.send('out', msg('q', 'x'));
     void paced.send('retry', msg('p', 'parked'));
     await paced.flush();
-    expect(sent.map((s) => s.value)).toEqual(['1', 'x', 'parked', '2']);
-    expect(sent[3].at - sent[0].at).toBeGreaterThanOrEqual(28);
+    expect(sent.map((s) => s.value)).toEqual(['1', 'x', 'parked', '2', '3']);
+    expect(sent[4].at - sent[3].at).toBeGreaterThanOrEqual(28);
+    hold.close();
   });
 });

@@ -1,0 +1,68 @@
+import { manualClock } from '../../../src/clock';
+import { HeldMessage } from '../../../src/hold/hold-scheduler';
+import { createReleaseLanes } from '../../../src/hold/release-lanes';
+
+const setup = () => {
+  const clock = manualClock(1000);
+  const held: HeldMessage[] = [];
+  const hold = { add: (m: HeldMessage) => void held.push(m) } as never;
+  const sent: string[] = [];
+  const evicted: string[] = [];
+  const lanes = createReleaseLanes({ hold, clock });
+  const item = (id: string) => ({ bytes: 1, send: () => void sent.push(`${id}@${clock.now()}`), evict: () => void evicted.push(id) });
+  /** Fires the hold's earliest entry at its instant (or later). */
+  const fire = (lateBy = 0) => {
+    held.sort((a, b) => a.at - b.at);
+    const next = held.shift() as HeldMessage;
+    clock.set(Math.max(clock.now(), next.at + lateBy));
+    next.release();
+  };
+  return { clock, held, sent, evicted, lanes, item, fire };
+};
+
+describe('when a producer\'s messages become due on time', () => {
+  it('sends each at once', () => {
+    const t = setup();
+    t.lanes.due('p', 50, t.item('1'));
+    t.clock.advance(50);
+    t.lanes.due('p', 50, t.item('2'));
+    expect(t.sent).toEqual(['1@1000', '2@1050']);
+    expect(t.held).toEqual([]);
+  });
+});
+
+describe('when the process was late and several messages of one producer are due at once', () => {
+  it('sends them one interval apart, in order, even when a later one is due before an earlier one leaves', () => {
+    const t = setup();
+    t.lanes.due('p', 50, t.item('1'));
+    t.lanes.due('p', 50, t.item('2'));
+    t.lanes.due('p', 50, t.item('3'));
+    expect(t.sent).toEqual(['1@1000']);
+    expect(t.lanes.waiting()).toBe(2);
+    t.fire(200); // very late: 2 leaves now, 3 still one interval after it
+    t.lanes.due('p', 50, t.item('4'));
+    t.fire();
+    t.fire();
+    expect(t.sent).toEqual(['1@1000', '2@1250', '3@1300', '4@1350']);
+  });
+
+  it('does not hold back other producers or token-bucket rules (spacing 0)', () => {
+    const t = setup();
+    t.lanes.due('p', 50, t.item('p1'));
+    t.lanes.due('p', 50, t.item('p2'));
+    t.lanes.due('q', 50, t.item('q1'));
+    t.lanes.due('b', 0, t.item('b1'));
+    t.lanes.due('b', 0, t.item('b2'));
+    expect(t.sent).toEqual(['p1@1000', 'q1@1000', 'b1@1000', 'b2@1000']);
+  });
+});
+
+describe('when a graceful stop evicts a lane', () => {
+  it('hands back every message waiting in it', () => {
+    const t = setup();
+    ['1', '2', '3'].forEach((id) => t.lanes.due('p', 50, t.item(id)));
+    t.held[0].evict();
+    expect(t.evicted).toEqual(['2', '3']);
+    expect(t.lanes.waiting()).toBe(0);
+  });
+});
