@@ -69,7 +69,7 @@ describe('when sluice run is killed (SIGKILL) under load', () => {
 });
 
 describe('when a second replica joins and then leaves the group under load', () => {
-  it('loses nothing and never forwards a producer above its quota', async () => {
+  it('loses nothing and never forwards a producer above quota × t + one slot per replica', async () => {
     const scenario = await createScenario(kafka, { partitions: 2, quotas });
     const first = start(scenario);
     await first.joined();
@@ -82,8 +82,9 @@ describe('when a second replica joins and then leaves the group under load', () 
     const sent = await loading;
     const downstream = await allDownstream(scenario, sent);
     expect(missing(sent, downstream)).toEqual([]);
-    // Decided again elsewhere at most what the leaving replica held; never above the quota.
+    // Decided again elsewhere at most what the leaving replica held; never above the quota
+    // (two replicas each space their own releases: one extra slot per replica in a window).
     expect(duplicates(downstream).length).toBeLessThanOrEqual(5 * (QUOTA + QUOTA / 2) + 10);
-    expect(maxInWindow(appendTimes(downstream, 'busy'), 1000)).toBeLessThanOrEqual(QUOTA + 1);
+    expect(maxInWindow(appendTimes(downstream, 'busy'), 1000)).toBeLessThanOrEqual(QUOTA + 2);
   }, 180_000);
 });
