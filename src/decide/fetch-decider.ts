@@ -1,6 +1,9 @@
 /**
  * Decides the messages of one fetch: grouped per producer (arrival order kept), ONE store
- * call per producer, calls in parallel (ioredis pipelines them). `unlimited` producers never
+ * call per producer, calls in parallel (ioredis pipelines them) in rounds of at most
+ * `maxCallsInFlight`: Redis answers a pipeline one script at a time (~17 µs each), so a fetch
+ * of thousands of distinct producers sent at once would wait past redis.timeoutMs for its last
+ * answers; 500 calls are ~9 ms of Redis time, well inside the default 50 ms. `unlimited` producers never
  * touch the store; shadow rules and `mode: shadow` decide (so the store measures) but forward
  * everything at once, marking what would have been delayed or refused.
  */
@@ -9,6 +12,9 @@ import type { GuardedDecision, GuardedStore } from './guarded-store';
 import { Candidate, enforceVerdicts, shadowVerdicts, spacingOf, Verdict } from './verdict';
 
 export type Mode = 'enforce' | 'shadow';
+
+/** Store calls of one fetch sent together, at most (see the file comment). */
+export const DEFAULT_MAX_CALLS_IN_FLIGHT = 500;
 
 export interface FetchDecider {
   /** One verdict per candidate, in the same order. */
@@ -37,11 +43,13 @@ export const createFetchDecider = ({
   clock,
   holdMaxMs,
   mode,
+  maxCallsInFlight = DEFAULT_MAX_CALLS_IN_FLIGHT,
 }: {
   store: GuardedStore;
   clock: Clock;
   holdMaxMs: number;
   mode: Mode;
+  maxCallsInFlight?: number;
 }): FetchDecider => {
   const decideGroup = async (group: Group, candidates: readonly Candidate[]): Promise<Verdict[]> => {
     const { producer, rule } = group.candidate;
@@ -57,7 +65,11 @@ export const createFetchDecider = ({
   return {
     async decide(candidates) {
       const groups = groupByProducer(candidates);
-      const results = await Promise.all(groups.map((group) => decideGroup(group, candidates)));
+      const results: Verdict[][] = [];
+      for (let start = 0; start < groups.length; start += maxCallsInFlight) {
+        const round = groups.slice(start, start + maxCallsInFlight);
+        results.push(...(await Promise.all(round.map((group) => decideGroup(group, candidates)))));
+      }
       const verdicts: Verdict[] = new Array(candidates.length);
       groups.forEach((group, g) => group.indexes.forEach((index, k) => (verdicts[index] = results[g][k])));
       return verdicts;

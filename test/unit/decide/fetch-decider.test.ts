@@ -135,3 +135,28 @@ describe('when several partitions of one fetch are decided in the same tick', ()
     expect(p1).toEqual([{ kind: 'forward', at: 1_002_000, spacingMs: 100 }]);
   });
 });
+
+describe('when one fetch holds more distinct producers than maxCallsInFlight', () => {
+  it('decides them in rounds, never more store calls in flight than the bound, every verdict in place', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const store: LimiterStore = {
+      decide: async (req) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight -= 1;
+        return { now: 1_000_000, decisions: req.sizes.map(() => ({ admitted: true, at: 1_000_000 + Number(req.producer.slice(1)) })) };
+      },
+      inspect: async () => { throw new Error('unused'); },
+      close: async () => undefined,
+    };
+    const { guarded, clock } = build(store);
+    const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: 5000, mode: 'enforce', maxCallsInFlight: 100 });
+    const candidates = Array.from({ length: 1050 }, (_, i) => c(`p${i % 350}`));
+    const verdicts = await decider.decide(candidates);
+    expect(most).toBe(100);
+    expect(verdicts).toHaveLength(1050);
+    verdicts.forEach((verdict, i) => expect(verdict).toMatchObject({ kind: 'forward', at: 1_000_000 + (i % 350) }));
+  });
+});
