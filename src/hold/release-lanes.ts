@@ -22,6 +22,8 @@ export interface ReleaseLanes {
   due(producer: string, spacingMs: number, item: LaneItem): void;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
+  /** Producers whose lane is remembered (at most about maxIdle, plus lanes with messages waiting). */
+  tracked(): number;
 }
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
@@ -31,6 +33,8 @@ interface Lane {
   last: number;
   spacingMs: number;
   queue: LaneItem[];
+  /** Stamp of its last use: an entry seen by the prune cursor before a later use is stale. */
+  used: number;
 }
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
@@ -57,18 +61,56 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     });
   };
 
+  // The map is kept in last-use order (a lane is re-inserted on use), so pruning looks only at
+  // the oldest end: expired idle lanes go; past maxIdle the oldest idle lanes go anyway (a
+  // producer not seen among the last maxIdle has no catch-up left worth spreading); a lane with
+  // messages waiting is kept and moved behind, a couple per call. The oldest end is read with
+  // one live iterator kept across calls: a new iterator per call would step again over every
+  // entry deleted at the front. Amortized O(1) per call.
+  let uses = 0;
+  let cursor: Iterator<[string, Lane]> | undefined;
+  let peeked: { id: string; lane: Lane; used: number } | undefined;
+  const oldest = (): { id: string; lane: Lane } | undefined => {
+    for (;;) {
+      if (peeked && lanes.get(peeked.id) === peeked.lane && peeked.lane.used === peeked.used) return peeked;
+      cursor ??= lanes.entries();
+      const next = cursor.next();
+      if (next.done) {
+        cursor = undefined;
+        peeked = undefined;
+        return undefined;
+      }
+      peeked = { id: next.value[0], lane: next.value[1], used: next.value[1].used };
+    }
+  };
+  const touch = (id: string, lane: Lane): void => {
+    uses += 1;
+    lane.used = uses;
+    lanes.delete(id);
+    lanes.set(id, lane);
+  };
   const prune = (now: number): void => {
-    if (lanes.size <= maxIdle) return;
-    for (const [id, lane] of lanes) if (lane.queue.length === 0 && lane.last + lane.spacingMs < now) lanes.delete(id);
+    let moved = 0;
+    for (let entry = oldest(); entry; entry = oldest()) {
+      const { id, lane } = entry;
+      const idle = lane.queue.length === 0;
+      if (idle && lane.last + lane.spacingMs < now) lanes.delete(id);
+      else if (lanes.size < maxIdle) return; // room for the lane being used
+      else if (idle) lanes.delete(id);
+      else if (++moved > 2) return;
+      else touch(id, lane);
+    }
   };
 
   return {
     due(producer, spacingMs, item) {
       if (!(spacingMs > 0)) return item.send();
       const now = clock.now();
-      const lane = lanes.get(producer) ?? { last: -Infinity, spacingMs, queue: [] };
+      const lane = lanes.get(producer) ?? { last: -Infinity, spacingMs, queue: [], used: 0 };
       lane.spacingMs = spacingMs;
-      lanes.set(producer, lane);
+      lanes.delete(producer);
+      prune(now);
+      touch(producer, lane);
       if (lane.queue.length > 0) {
         lane.queue.push(item);
         waiting += 1;
@@ -76,7 +118,6 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       }
       if (now + LANE_TOLERANCE_MS >= lane.last + spacingMs) {
         lane.last = now;
-        prune(now);
         return item.send();
       }
       lane.queue.push(item);
@@ -84,5 +125,6 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       scheduleHead(lane);
     },
     waiting: () => waiting,
+    tracked: () => lanes.size,
   };
 };

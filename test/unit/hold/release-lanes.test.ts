@@ -66,3 +66,24 @@ describe('when a graceful stop evicts a lane', () => {
     expect(t.lanes.waiting()).toBe(0);
   });
 });
+
+describe('when more producers than maxIdle pass through, with a slow rule that keeps every lane unexpired', () => {
+  it('keeps the lanes bounded, still spaces a recent producer and keeps a waiting lane and its order', () => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const sent: string[] = [];
+    const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock, maxIdle: 100 });
+    const item = (id: string) => ({ bytes: 1, send: () => void sent.push(id), evict: () => undefined });
+    const hour = 3_600_000;
+    lanes.due('busy', hour, item('busy-1'));
+    lanes.due('busy', hour, item('busy-2'));
+    for (let i = 0; i < 10_000; i += 1) lanes.due(`p${i}`, hour, item(`p${i}`));
+    expect(lanes.tracked()).toBeLessThanOrEqual(101);
+    lanes.due('p9999', hour, item('p9999-again'));
+    expect(sent).not.toContain('p9999-again');
+    expect(lanes.waiting()).toBe(2);
+    lanes.due('busy', hour, item('busy-3'));
+    held.sort((a, b) => a.at - b.at)[0].release();
+    expect(sent.filter((s) => s.startsWith('busy'))).toEqual(['busy-1', 'busy-2']);
+  });
+});
