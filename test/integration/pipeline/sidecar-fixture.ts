@@ -151,6 +151,18 @@ export const maxInWindow = (times: number[], windowMs: number): number => {
   return best;
 };
 
+/**
+ * Slack for judging spacing by broker append time rather than by release time: a release
+ * that waits behind the one send in flight is appended late, and the next one on time, so
+ * two appends can land closer than one interval. 100 ms of it is allowed (2 slots at 20/s):
+ * still far below the contract's bound, quota × t + capacity.
+ */
+export const APPEND_JITTER_MS = 100;
+
+/** The most of one producer's messages any window may hold: quota × t, one slot per replica, and the append jitter. */
+export const windowBound = (quotaPerSecond: number, windowMs: number, replicas = 1): number =>
+  Math.floor((quotaPerSecond * windowMs) / 1000) + replicas + Math.ceil((quotaPerSecond * APPEND_JITTER_MS) / 1000);
+
 export const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
