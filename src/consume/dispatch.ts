@@ -1,6 +1,7 @@
 /**
- * Carries out one verdict for one ingress message: hold it until its release instant and
- * produce it downstream, or park it on a retry tier. `ack` is called once the message is
+ * Carries out one verdict for one ingress message: hold it until its release instant (or,
+ * due now, send it at once, counted against the hold's caps until acknowledged) and produce
+ * it downstream, or park it on a retry tier. `ack` is called once the message is
  * safely written (its offset may then be committed). A message the broker refuses as too
  * large goes to the dead-letter topic (`too-large`); if even that fails, it is never
  * acknowledged: `onStuck` stops its partition and reports it. Nothing is skipped.
@@ -82,17 +83,46 @@ export const createDispatcher = ({ hold, writer, clock, metrics, logger, onStuck
     );
   };
 
+  // Messages of a producer in the hold: a later one due now must not overtake them.
+  const heldOf = new Map<string, number>();
+  const unheld = (producer: string): void => {
+    const n = heldOf.get(producer) ?? 0;
+    if (n <= 1) heldOf.delete(producer);
+    else heldOf.set(producer, n - 1);
+  };
+
+  // Due now (a conforming producer, the common case): straight to the producer's lane, no
+  // timer. Still counted against hold.maxMessages/maxBytes until acknowledged (back-pressure).
+  const dueNow = (inbound: Inbound, spacingMs: number, ack: () => void): void => {
+    const done = hold.track(inbound.size);
+    const acked = (): void => {
+      done();
+      ack();
+    };
+    const evict = (): void => park(inbound, { kind: 'delayed' }, clock.now(), acked);
+    lanes.due(inbound.producer, spacingMs, { bytes: inbound.size, send: () => forward(inbound, acked), evict });
+  };
+
   return {
     dispatch(inbound, verdict, ack) {
       if (verdict.kind === 'park') return park(inbound, verdict.reason, verdict.notBefore, ack);
       if (verdict.shadow) metrics.message(verdict.shadow === 'delayed' ? 'shadow_delayed' : 'shadow_overflowed', inbound.producer);
-      const evict = (): void => park(inbound, { kind: 'delayed' }, verdict.at, ack);
+      const { producer } = inbound;
+      if (verdict.at <= clock.now() && !heldOf.has(producer)) return dueNow(inbound, verdict.spacingMs ?? 0, ack);
+      heldOf.set(producer, (heldOf.get(producer) ?? 0) + 1);
+      const evict = (): void => {
+        unheld(producer);
+        park(inbound, { kind: 'delayed' }, verdict.at, ack);
+      };
       hold.add({
         at: verdict.at,
         bytes: inbound.size,
         evict,
         // Late (this process stalled)? The lane keeps it one interval after this producer's previous release, in order.
-        release: () => lanes.due(inbound.producer, verdict.spacingMs ?? 0, { bytes: inbound.size, send: () => forward(inbound, ack), evict }),
+        release: () => {
+          unheld(producer);
+          lanes.due(producer, verdict.spacingMs ?? 0, { bytes: inbound.size, send: () => forward(inbound, ack), evict: () => park(inbound, { kind: 'delayed' }, verdict.at, ack) });
+        },
       });
     },
   };

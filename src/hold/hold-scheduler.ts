@@ -19,6 +19,12 @@ export interface HeldMessage {
 
 export interface HoldScheduler {
   add(message: HeldMessage): void;
+  /**
+   * Counts a message sent without being held (due at once) against the caps until the returned
+   * function is called (once it is acknowledged), so a fast ingress still meets back-pressure.
+   * Not part of held() or whenEmpty(): those are the messages still waiting for their instant.
+   */
+  track(bytes: number): () => void;
   held(): { messages: number; bytes: number };
   isFull(): boolean;
   /** Removes and returns (in release order) the held messages due after `instant`: shutdown parks them. */
@@ -44,21 +50,29 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
   const heap = new MinHeap<Entry>();
   let seq = 0;
   let bytes = 0;
+  let outMessages = 0;
+  let outBytes = 0;
   let full = false;
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Infinity;
   let waiters: (() => void)[] = [];
   let closed = false;
 
-  const changed = (): void => {
-    onHeldChange?.(heap.size, bytes);
-    if (!full && (heap.size >= maxMessages || bytes >= maxBytes)) {
+  const pressure = (): void => {
+    const messages = heap.size + outMessages;
+    const all = bytes + outBytes;
+    if (!full && (messages >= maxMessages || all >= maxBytes)) {
       full = true;
       onPressure?.(true);
-    } else if (full && heap.size < maxMessages * 0.8 && bytes < maxBytes * 0.8) {
+    } else if (full && messages < maxMessages * 0.8 && all < maxBytes * 0.8) {
       full = false;
       onPressure?.(false);
     }
+  };
+
+  const changed = (): void => {
+    onHeldChange?.(heap.size, bytes);
+    pressure();
     if (heap.size === 0) {
       const ws = waiters;
       waiters = [];
@@ -95,6 +109,19 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
       bytes += message.bytes;
       changed();
       arm();
+    },
+    track(size) {
+      outMessages += 1;
+      outBytes += size;
+      if (!full) pressure();
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        outMessages -= 1;
+        outBytes -= size;
+        if (full) pressure();
+      };
     },
     held: () => ({ messages: heap.size, bytes }),
     isFull: () => full,

@@ -17,7 +17,14 @@ const inbound = (offset: string, producer = 'p'): Inbound => ({
 const setup = (writer: Partial<MessageWriter>) => {
   const clock = manualClock(1000);
   const held: HeldMessage[] = [];
-  const hold = { add: (m: HeldMessage) => held.push(m) } as never;
+  const tracked = { open: 0 };
+  const hold = {
+    add: (m: HeldMessage) => held.push(m),
+    track: () => {
+      tracked.open += 1;
+      return () => void (tracked.open -= 1);
+    },
+  } as never;
   const stuck: string[] = [];
   const full: MessageWriter = {
     forward: async () => undefined, park: async () => tier, deadLetter: async () => undefined, ...writer,
@@ -25,7 +32,7 @@ const setup = (writer: Partial<MessageWriter>) => {
   const dispatcher = createDispatcher({
     hold, writer: full, clock, metrics: noMetrics, logger: pino({ level: 'silent' }), onStuck: (m) => stuck.push(m.offset),
   });
-  return { clock, held, stuck, dispatcher };
+  return { clock, held, stuck, dispatcher, tracked };
 };
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -46,13 +53,43 @@ describe('when a message is admitted within hold.maxMs', () => {
 
   it('spaces releases that come late one interval apart', () => {
     const { clock, held, dispatcher } = setup({});
-    dispatcher.dispatch(inbound('1'), { kind: 'forward', at: 1000, spacingMs: 50 }, () => undefined);
-    dispatcher.dispatch(inbound('2'), { kind: 'forward', at: 1050, spacingMs: 50 }, () => undefined);
+    dispatcher.dispatch(inbound('1'), { kind: 'forward', at: 1010, spacingMs: 50 }, () => undefined);
+    dispatcher.dispatch(inbound('2'), { kind: 'forward', at: 1060, spacingMs: 50 }, () => undefined);
     clock.set(1300);
     held[0].release();
     held[1].release();
     // The second is due but leaves one interval after the first actually left.
     expect(held.slice(2).map((h) => h.at)).toEqual([1350]);
+  });
+});
+
+describe('when a message is due now', () => {
+  it('forwards it at once, counted against the hold caps until acknowledged', async () => {
+    let release: () => void = () => undefined;
+    const forwarded: string[] = [];
+    const { held, dispatcher, tracked } = setup({ forward: (c) => (forwarded.push(String(c.value)), new Promise<void>((r) => (release = r))) });
+    let acked = false;
+    dispatcher.dispatch(inbound('1'), { kind: 'forward', at: 1000 }, () => (acked = true));
+    expect(held).toEqual([]);
+    expect(forwarded).toEqual(['v1']);
+    expect(tracked.open).toBe(1);
+    release();
+    await settle();
+    expect(acked).toBe(true);
+    expect(tracked.open).toBe(0);
+  });
+
+  it('holds it behind an earlier message of its producer still held, so it never overtakes it', async () => {
+    const forwarded: string[] = [];
+    const { clock, held, dispatcher } = setup({ forward: async (c) => void forwarded.push(String(c.value)) });
+    dispatcher.dispatch(inbound('1'), { kind: 'forward', at: 1100 }, () => undefined);
+    clock.set(1200);
+    dispatcher.dispatch(inbound('2'), { kind: 'forward', at: 1150 }, () => undefined);
+    dispatcher.dispatch(inbound('3', 'other'), { kind: 'forward', at: 1150 }, () => undefined);
+    expect(forwarded).toEqual(['v3']);
+    held[0].release();
+    held[1].release();
+    expect(forwarded).toEqual(['v3', 'v1', 'v2']);
   });
 });
 

@@ -68,3 +68,22 @@ describe('when shutting down with messages held past the deadline', () => {
     hold.close();
   });
 });
+
+describe('when messages are sent at once without being held', () => {
+  it('counts them against both caps until each is acknowledged, once', () => {
+    const signals: boolean[] = [];
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 5, maxBytes: 1000, onPressure: (full) => signals.push(full) });
+    const dones = Array.from({ length: 5 }, () => hold.track(10));
+    expect(hold.isFull()).toBe(true);
+    expect(hold.held()).toEqual({ messages: 0, bytes: 0 });
+    dones[0]();
+    dones[0]();
+    expect(hold.isFull()).toBe(true);
+    dones[1]();
+    expect(hold.isFull()).toBe(false);
+    const big = hold.track(1000);
+    expect(hold.isFull()).toBe(true);
+    big();
+    expect(signals).toEqual([true, false, true, false]);
+  });
+});
