@@ -32,18 +32,29 @@ describe('when a producer\'s messages become due on time', () => {
 });
 
 describe('when the process was late and several messages of one producer are due at once', () => {
-  it('sends them one interval apart, in order, even when a later one is due before an earlier one leaves', () => {
+  it('spaces them, in order, catching up at most half an interval, even when a later one is due before an earlier one leaves', () => {
     const t = setup();
     t.lanes.due('p', 50, t.item('1'));
     t.lanes.due('p', 50, t.item('2'));
     t.lanes.due('p', 50, t.item('3'));
     expect(t.sent).toEqual(['1@1000']);
     expect(t.lanes.waiting()).toBe(2);
-    t.fire(200); // very late: 2 leaves now, 3 still one interval after it
+    t.fire(200); // very late: 2 leaves now; 3 half an interval after it (the catch-up), then one interval each
     t.lanes.due('p', 50, t.item('4'));
     t.fire();
     t.fire();
-    expect(t.sent).toEqual(['1@1000', '2@1250', '3@1300', '4@1350']);
+    expect(t.sent).toEqual(['1@1000', '2@1225', '3@1250', '4@1300']);
+  });
+
+  it('does not let timers that fire a little late slow the producer down', () => {
+    const t = setup();
+    for (let i = 0; i < 21; i += 1) t.lanes.due('p', 50, t.item(String(i)));
+    for (let i = 0; i < 20; i += 1) t.fire(3); // every timer 3 ms late
+    const times = t.sent.map((s) => Number(s.split('@')[1]));
+    expect(times).toHaveLength(21);
+    // 20 intervals of 50 ms (+ the last timer's lateness), not 20 of 53 ms.
+    expect(times[20] - times[0]).toBeLessThanOrEqual(20 * 50 + 3);
+    for (let i = 1; i < times.length; i += 1) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(25);
   });
 
   it('does not hold back other producers or token-bucket rules (spacing 0)', () => {
