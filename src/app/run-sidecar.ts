@@ -17,6 +17,7 @@ import { createMemoryStore } from '../limit/memory-store';
 import { createRedisClient } from '../limit/redis-client';
 import { createRedisStore } from '../limit/redis-store';
 import { scaleRule } from '../limit/scale-rule';
+import { createLagCollector } from '../metrics/lag-collector';
 import { createPromMetrics } from '../metrics/prom-metrics';
 import { createBatchSender } from '../produce/batch-sender';
 import { createPacedSender } from '../produce/paced-sender';
@@ -106,9 +107,19 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const drainer = await startDrainer({ kafka, config, decider, ruleOf: quotas.ruleOf, sender: drainerSender, clock, metrics, logger });
     started.drainer = drainer;
     void members.refresh();
+    const lag = createLagCollector({
+      admin, registry: metrics.registry,
+      groups: [
+        { groupId: config.group, topics: [config.topics.ingress] },
+        { groupId: config.retry.group, topics: tiers.map((t) => t.topic), retryTiers: true },
+      ],
+      onError: (error: unknown) => logger.debug({ err: error }, 'consumer lag not read this time'),
+    });
+    lag.start();
+    cleanups.unshift(() => lag.stop());
 
     const crashed = new Promise<'crash'>((resolve) => {
-      const timer = setInterval(() => pipeline.consumer.crashed() && resolve('crash'), 500);
+      const timer = setInterval(() => (pipeline.consumer.crashed() || drainer.crashed()) && resolve('crash'), 500);
       timer.unref();
       cleanups.push(() => clearInterval(timer));
     });

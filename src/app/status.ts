@@ -13,6 +13,7 @@ import type { QuotaHolder } from './quota-holder';
 
 export interface DrainerView {
   joined(): boolean;
+  crashed(): boolean;
   held(): { messages: number; bytes: number };
 }
 
@@ -36,7 +37,7 @@ const entryView = (entry: QuotaEntry): { match: string } & Record<string, unknow
 export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
   const { config, ingress, guarded } = deps;
   return {
-    alive: () => !ingress.crashed(),
+    alive: () => !ingress.crashed() && !(deps.drainer()?.crashed() ?? false),
     ready: () => ingress.joined() && (deps.drainer()?.joined() ?? false),
     status(): StatusReport {
       const held = deps.hold.held();
@@ -54,7 +55,7 @@ export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
             topics: [config.topics.ingress],
             assigned: [{ topic: config.topics.ingress, partitions: ingress.assignment() }],
           },
-          { groupId: config.retry.group, joined: deps.drainer()?.joined() ?? false, crashed: false, topics: config.retry.tiers.map((t) => t.topic) },
+          { groupId: config.retry.group, joined: deps.drainer()?.joined() ?? false, crashed: deps.drainer()?.crashed() ?? false, topics: config.retry.tiers.map((t) => t.topic) },
         ],
         held: { messages: held.messages + drained.messages, bytes: held.bytes + drained.bytes },
       };

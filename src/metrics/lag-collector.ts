@@ -101,6 +101,7 @@ export const createLagCollector = ({ admin, registry, groups, intervalMs = 15000
     collect,
     start() {
       if (timer) return;
+      collect().catch(onError); // so the first scrape already has numbers
       timer = setInterval(() => collect().catch(onError), intervalMs);
       timer.unref();
     },
