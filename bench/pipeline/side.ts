@@ -80,8 +80,10 @@ export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: strin
     },
     async storeErrors() {
       if (kind !== 'sluice') return 0;
-      const text = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text());
-      return Number(/^sluice_store_errors_total (\S+)$/m.exec(text)?.[1] ?? 0);
+      // A side whose metrics cannot be read (it exited, say) reports NaN: the table shows the
+      // count as unknown rather than the whole run failing.
+      const text = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text(), () => undefined);
+      return text === undefined ? Number.NaN : Number(/^sluice_store_errors_total (\S+)$/m.exec(text)?.[1] ?? 0);
     },
     async stop() {
       if (child.exitCode !== null) return;
