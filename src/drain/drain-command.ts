@@ -6,17 +6,10 @@
  * decided again as new. Same router as the sidecar's drainer, except that nothing hops tiers:
  * a message not due yet waits in memory.
  */
-import type { Kafka } from 'kafkajs';
-import type { Logger } from 'pino';
-import type { Clock } from '../clock';
 import { createCommitter } from '../commit/committer';
 import { createOffsetTracker } from '../commit/offset-tracker';
-import type { Config } from '../config/types';
-import type { FetchDecider } from '../decide/fetch-decider';
-import type { RuleView } from '../decide/verdict';
 import { createHoldScheduler } from '../hold/hold-scheduler';
 import { noMetrics } from '../metrics/types';
-import type { Sender } from '../produce/batch-sender';
 import { consumeRanges } from './consume-ranges';
 import { handleDrainBatch } from './drain-batch';
 import { countToDrain, planDrain, refuseWhileGroupActive } from './drain-plan';
@@ -25,6 +18,7 @@ import { runDryDrain } from './drain-dry-run';
 import { createDrainSummary, type DrainSummary, formatSummary } from './drain-summary';
 import type { RetryItem } from './retry-item';
 import type { PartitionPauser } from './partition-pauser';
+import type { DrainerDeps } from './drainer';
 import { createRetryRouter } from './retry-router';
 import { fetchPartitionCounts, retryPolicyOf } from './retry-setup';
 
@@ -38,14 +32,8 @@ export interface DrainOptions {
   force: boolean;
 }
 
-export interface DrainCommandDeps {
-  kafka: Kafka;
-  config: Config;
-  decider: FetchDecider;
-  ruleOf: (producer: string) => RuleView;
-  sender: Sender;
-  clock: Clock;
-  logger: Logger;
+/** What the drainer inside `sluice run` gets, less metrics (a one-shot drain serves none), plus its output. */
+export interface DrainCommandDeps extends Omit<DrainerDeps, 'metrics'> {
   stdout: TextOut;
   stderr: TextOut;
 }
