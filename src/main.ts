@@ -8,10 +8,21 @@ import { runCli } from './cli';
 import { drainHandler } from './drain/drain-handler';
 import { statusHandler } from './status/status-handler';
 
+/** The graceful stop gets 10 s (CONTRACT.md); past this a stuck disconnect must not keep the pod alive. */
+const STOP_WATCHDOG_MS = 12_000;
+
 const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
+  const stop = (signal: NodeJS.Signals): void => {
+    resolve(signal);
+    // Whatever was not committed by now is delivered again after a restart (at-least-once): nothing is lost.
+    setTimeout(() => {
+      process.stderr.write(`sluice: the graceful stop did not finish within ${STOP_WATCHDOG_MS} ms; exiting\n`);
+      process.exit(3);
+    }, STOP_WATCHDOG_MS).unref();
+  };
   // `on`, not `once`: a repeated signal (tsx relays it twice when busy) must not kill the graceful stop.
-  process.on('SIGTERM', () => resolve('SIGTERM'));
-  process.on('SIGINT', () => resolve('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 });
 const context = { env: process.env, stopSignal, stderr: process.stderr };
 const handlers = {

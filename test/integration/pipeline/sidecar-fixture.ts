@@ -88,7 +88,10 @@ export const startSidecar = (scenario: Scenario, env: Record<string, string> = {
     },
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      // Clean-up must never hang a suite: a process still there after its stop budget (and the
+      // watchdog's) is killed. Tests of the graceful stop itself check its exit code and time.
+      const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      return exited.finally(() => clearTimeout(kill));
     },
   };
 };
