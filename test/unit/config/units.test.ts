@@ -27,6 +27,7 @@ describe('formatDuration', () => {
     [86_400_000, '1d'],
     [90_000, '90s'],
     [1500, '1500ms'],
+    [500, '500ms'],
   ])('writes %p ms as %p', (ms, text) => {
     expect(formatDuration(ms)).toBe(text);
   });

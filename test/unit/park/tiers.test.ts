@@ -1,17 +1,4 @@
-import { buildTiers, chooseTier, formatDuration, tierAtMost, tierDueAt, tierOfTopic } from '../../../src/park/tiers';
-
-describe('when tier delays are formatted', () => {
-  it.each([
-    [5000, '5s'],
-    [60_000, '1m'],
-    [600_000, '10m'],
-    [3_600_000, '1h'],
-    [86_400_000, '1d'],
-    [90_000, '90s'],
-    [1500, '1500ms'],
-    [500, '500ms'],
-  ])('%i ms is %s', (ms, label) => expect(formatDuration(ms)).toBe(label));
-});
+import { buildTiers, chooseTier, tierAtMost, tierDueAt, tierOfTopic } from '../../../src/park/tiers';
 
 describe('when tiers are built from the config', () => {
   const tiers = buildTiers('orders.retry', [3_600_000, 5000, 60_000, 600_000, 5000]);
