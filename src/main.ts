@@ -7,6 +7,7 @@ import { runHandler } from './app/handlers';
 import { runCli } from './cli';
 import { drainHandler } from './drain/drain-handler';
 import { statusHandler } from './status/status-handler';
+import { usageHandler } from './usage/usage-handler';
 
 /** The graceful stop gets 10 s (CONTRACT.md); past this a stuck disconnect must not keep the pod alive. */
 const STOP_WATCHDOG_MS = 12_000;
@@ -29,6 +30,7 @@ const handlers = {
   run: runHandler(context),
   drain: drainHandler(context, { stdout: process.stdout, stderr: process.stderr }),
   status: statusHandler(context, process.stdout),
+  usage: usageHandler(context, process.stdout),
 };
 
 runCli(process.argv, handlers, { env: process.env, out: process.stdout, err: process.stderr }).then(

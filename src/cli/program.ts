@@ -1,5 +1,5 @@
 /**
- * The command line (commander): sluice run | drain | quotas check | status, --help,
+ * The command line (commander): sluice run | drain | quotas check | status | usage, --help,
  * --version. Argument errors exit 1. The pipeline's commands are handlers passed in;
  * `quotas check` is complete here.
  */
@@ -73,6 +73,18 @@ export const buildProgram = (handlers: CommandHandlers, options: ProgramOptions)
     .addOption(configOption())
     .action(async (producer: string | undefined, opts: { config?: string }) =>
       options.onExit(await handlers.status({ config: opts.config, ...(producer !== undefined ? { producer } : {}) })),
+    );
+
+  program
+    .command('usage')
+    .description("show a producer's usage history from the store: offered, forwarded, delayed, overflowed, dead-lettered per bucket")
+    .argument('<producer>', 'the producer id')
+    .addOption(configOption())
+    .option('--resolution <size>', 'bucket size, one of usage.resolutions (default 1m)')
+    .option('--since <duration>', 'how far back, e.g. 10m, 6h, 2d (default 60 buckets)')
+    .option('--json', 'print JSON rows instead of a table', false)
+    .action(async (producer: string, opts: { config?: string; resolution?: string; since?: string; json: boolean }) =>
+      options.onExit(handlers.usage ? await handlers.usage({ ...opts, producer }) : 3),
     );
 
   return program;

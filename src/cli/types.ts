@@ -27,9 +27,20 @@ export interface StatusOptions {
   producer?: string;
 }
 
+export interface UsageOptions {
+  config?: string;
+  producer: string;
+  /** A configured bucket size (usage.resolutions), e.g. 1m. */
+  resolution?: string;
+  /** How far back, a duration such as 1h. */
+  since?: string;
+  json: boolean;
+}
+
 /** Implemented by the pipeline (src/main.ts passes them in); each resolves to an exit code. */
 export interface CommandHandlers {
   run(opts: RunOptions): Promise<number>;
   drain(opts: DrainOptions): Promise<number>;
   status(opts: StatusOptions): Promise<number>;
+  usage?(opts: UsageOptions): Promise<number>;
 }

@@ -3,6 +3,7 @@
  * defaults resolved, tier topics named, and the checks that span several keys.
  */
 import { formatDuration } from './units';
+import type { Resolution } from '../usage/resolutions';
 import type { Config, HostPort, LogLevel, Mode, OnStoreError, SaslMechanism } from './types';
 
 export type FlatValues = Readonly<Record<string, unknown>>;
@@ -80,6 +81,7 @@ export const buildConfig = (v: FlatValues): Config => {
     limiter: { onStoreError: v['limiter.onStoreError'] as OnStoreError },
     mode: v['mode'] as Mode,
     http: { host: v['http.host'] as string, port: v['http.port'] as number },
+    usage: { resolutions: v['usage.resolutions'] as Resolution[] },
     log: { level: v['log.level'] as LogLevel },
   };
 };

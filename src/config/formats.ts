@@ -3,6 +3,7 @@
  * environment variable is always a string; a config file may give numbers, booleans or
  * lists) into the typed value, or returns undefined; `expected` says what was wanted.
  */
+import { resolutionsFormat } from '../usage/resolutions';
 import { parseByteSize, parseDuration } from './units';
 
 export interface ValueFormat {
@@ -125,6 +126,7 @@ export const formats: readonly ValueFormat[] = [
     expected: 'a string without braces (Redis Cluster hash tags are added by sluice)',
     parse: (v) => (typeof v === 'string' && !/[{}]/.test(v) ? ok(v) : undefined),
   },
+  resolutionsFormat,
 ];
 
 /** An enumeration (convict's array format), e.g. ['header', 'key']. */

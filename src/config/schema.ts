@@ -78,6 +78,9 @@ export const schema = {
     host: { doc: 'Address of the HTTP server (health, metrics, status).', format: 'sluice-string', default: '0.0.0.0', env: 'SLUICE_HTTP_HOST' },
     port: { doc: 'Port of the HTTP server (0: any free port).', format: 'sluice-port', default: 9464, env: 'SLUICE_HTTP_PORT' },
   },
+  usage: {
+    resolutions: { doc: 'Per-producer usage history in Redis: bucket:retention pairs (empty: none).', format: 'sluice-usage-resolutions', default: '1s:10m,1m:48h,1h:30d', env: 'SLUICE_USAGE_RESOLUTIONS' },
+  },
   log: {
     level: { doc: 'Least severe level written to the log (JSON lines on stdout).', format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', env: 'SLUICE_LOG_LEVEL' },
   },

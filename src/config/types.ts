@@ -1,4 +1,5 @@
 /** The settings after loading: typed, derived defaults resolved, durations in ms. Frozen. */
+import type { Resolution } from '../usage/resolutions';
 
 export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
 export type OnStoreError = 'local' | 'park' | 'forward';
@@ -58,5 +59,7 @@ export interface Config {
   readonly limiter: { readonly onStoreError: OnStoreError };
   readonly mode: Mode;
   readonly http: { readonly host: string; readonly port: number };
+  /** Finest first; empty: no usage history. */
+  readonly usage: { readonly resolutions: readonly Resolution[] };
   readonly log: { readonly level: LogLevel };
 }

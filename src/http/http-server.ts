@@ -1,7 +1,8 @@
 /**
  * The read-only HTTP server of CONTRACT.md: /healthz, /readyz, /metrics, /v1/status,
- * /v1/producers/{id}, /v1/quotas. Any other method: 405; any other path: 404. Answers are
- * redacted (src/logger.ts) so no secret leaves through here. node:http, no framework.
+ * /v1/producers/{id}, /v1/producers/{id}/usage, /v1/quotas. Any other method: 405; any
+ * other path: 404. Answers are redacted (src/logger.ts) so no secret leaves through here.
+ * node:http, no framework.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,12 +10,16 @@ import type { Registry } from 'prom-client';
 import { SluiceError } from '../errors';
 import { redactSecrets, type Logger } from '../logger';
 import type { StatusProvider } from './status-provider';
+import type { UsageQuery } from '../usage/usage-query';
+import { matchUsagePath, usageReply } from './usage-route';
 
 export interface HttpServerOptions {
   host: string;
   port: number;
   metricsRegistry: Registry;
   status: StatusProvider;
+  /** GET /v1/producers/{id}/usage (./usage-route.ts); absent: that path is 404. */
+  usage?: UsageQuery;
   logger: Logger;
   /** literal secrets to mask in answers (the settings' passwords). */
   secrets?: readonly string[];
@@ -35,7 +40,7 @@ interface Answer {
 }
 
 type Handler = () => Promise<Answer>;
-type Route = (path: string) => Handler | undefined;
+type Route = (path: string, query: URLSearchParams) => Handler | undefined;
 
 const json = (status: number, body: unknown, secrets: readonly string[]): Answer => ({
   status,
@@ -54,6 +59,15 @@ const createRoutes = (options: HttpServerOptions, isShuttingDown: () => boolean)
     exact('/metrics', async () => ({ status: 200, body: await metricsRegistry.metrics(), type: metricsRegistry.contentType })),
     exact('/v1/status', async () => answer(200, await status.status())),
     exact('/v1/quotas', async () => answer(200, await status.quotas())),
+    (path, query) => {
+      const id = matchUsagePath(path);
+      const { usage } = options;
+      if (id === undefined || !usage) return undefined;
+      return async () => {
+        const reply = await usageReply(usage, id, query);
+        return answer(reply.status, reply.body);
+      };
+    },
     (path) => {
       const match = /^\/v1\/producers\/([^/]+)$/.exec(path);
       if (!match) return undefined;
@@ -83,12 +97,13 @@ export const createHttpServer = (options: HttpServerOptions): HttpServer => {
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     let path: string;
+    let query: URLSearchParams;
     try {
-      path = new URL(request.url ?? '/', 'http://sluice').pathname;
+      ({ pathname: path, searchParams: query } = new URL(request.url ?? '/', 'http://sluice'));
     } catch {
       return send(response, json(400, { error: 'bad request target' }, secrets), false);
     }
-    const found = routes.map((route) => route(path)).find((handler) => handler !== undefined);
+    const found = routes.map((route) => route(path, query)).find((handler) => handler !== undefined);
     if (!found) return send(response, json(404, { error: `no such path ${path}` }, secrets), false);
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return send(response, json(405, { error: `${request.method} not allowed; read-only` }, secrets), false, { allow: 'GET, HEAD' });

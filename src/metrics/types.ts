@@ -14,6 +14,10 @@ export type Outcome =
 export interface Metrics {
   /** count messages of one producer that reached an outcome. */
   message(outcome: Outcome, producer: string, count?: number): void;
+  /** messages of one producer seen on the ingress topic (once each, not again from a retry tier). */
+  offered?(producer: string, count: number): void;
+  /** bytes (key + value) of one producer's messages written downstream. */
+  forwardedBytes?(producer: string, bytes: number): void;
   /** first seen → released, for a forwarded message. */
   releaseDelay(ms: number): void;
   /** one failed store call (timeout, connection). */

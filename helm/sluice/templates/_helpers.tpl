@@ -76,6 +76,7 @@ equal to the schema; a key in .Values.config that is not here stops the render.
 {{- $_ := set $names "mode" "SLUICE_MODE" }}
 {{- $_ := set $names "http.host" "SLUICE_HTTP_HOST" }}
 {{- $_ := set $names "http.port" "SLUICE_HTTP_PORT" }}
+{{- $_ := set $names "usage.resolutions" "SLUICE_USAGE_RESOLUTIONS" }}
 {{- $_ := set $names "log.level" "SLUICE_LOG_LEVEL" }}
 {{- toYaml $names }}
 {{- end }}

@@ -1,0 +1,141 @@
+/**
+ * The usage recorder: counts per producer in memory, by the second they happened, and once a
+ * second writes each producer's counts at every resolution with ONE script call (usage-add.lua),
+ * never a store call per message. All producers' calls of one flush go out together (ioredis
+ * auto-pipelining batches them). Memory is bounded: at most `maxPending` (producer, second)
+ * cells wait for a flush; counts past it are dropped and reported. A failed call is not retried
+ * (it may have run: a retry could count twice); its counts are lost and reported. Errors are
+ * logged at most once per `errorLogIntervalMs` and never reach the caller.
+ */
+import type { Cluster, Redis } from 'ioredis';
+import type { Clock } from '../clock';
+import type { Logger } from '../logger';
+import { flushCall, type PendingCounts } from './flush-plan';
+import type { Resolution } from './resolutions';
+import { defineUsageCommands } from './usage-script';
+import { USAGE_COUNTERS, type UsageCounter, type UsageCounts, zeroCounts } from './usage-counters';
+
+export interface UsageRecorderOptions {
+  redis: Redis | Cluster;
+  keyPrefix: string;
+  resolutions: readonly Resolution[];
+  clock: Clock;
+  logger: Logger;
+  /** default 1000 */
+  flushIntervalMs?: number;
+  /** most (producer, second) cells held between flushes; default 100000 */
+  maxPending?: number;
+  /** default 60000 */
+  errorLogIntervalMs?: number;
+}
+
+export interface UsageRecorder {
+  /** adds n messages to a producer's counter, and `bytes` to its forwarded bytes. */
+  count(producer: string, counter: UsageCounter, n?: number, bytes?: number): void;
+  /** writes what is pending now; resolves when written (or failed, which is logged). */
+  flush(): Promise<void>;
+  /** stops the timer and flushes what is left. */
+  close(): Promise<void>;
+  stats(): { pendingCells: number; droppedCounts: number; failedCalls: number };
+}
+
+/** Producers whose calls go out together before the next group is sent. */
+const FLUSH_GROUP = 1000;
+
+const whole = (x: number): number => (x > 0 ? Math.floor(x) : 0);
+
+const total = (pending: PendingCounts): number => {
+  let sum = 0;
+  for (const counts of pending.values()) for (const c of USAGE_COUNTERS) if (c !== 'forwardedBytes') sum += counts[c];
+  return sum;
+};
+
+export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorder => {
+  const { redis, keyPrefix, resolutions, clock, logger, flushIntervalMs = 1000, maxPending = 100_000, errorLogIntervalMs = 60_000 } = options;
+  const commands = defineUsageCommands(redis);
+  let pending = new Map<string, Map<number, UsageCounts>>();
+  let cells = 0;
+  const trouble = { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined as unknown, loggedAt: -Infinity };
+  const totals = { droppedCounts: 0, failedCalls: 0 };
+
+  const report = (): void => {
+    const now = clock.now();
+    if (now - trouble.loggedAt < errorLogIntervalMs) return;
+    trouble.loggedAt = now;
+    logger.warn(
+      { err: trouble.lastError, failedCalls: trouble.failedCalls, lostCounts: trouble.lostCounts, droppedCounts: trouble.droppedCounts },
+      'usage history: some counts could not be written and are missing from it',
+    );
+    Object.assign(trouble, { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined });
+  };
+
+  const cellOf = (producer: string, second: number): UsageCounts | undefined => {
+    const byProducer = pending.get(producer) ?? new Map<number, UsageCounts>();
+    let counts = byProducer.get(second);
+    if (counts) return counts;
+    if (cells >= maxPending) return undefined;
+    counts = zeroCounts();
+    byProducer.set(second, counts);
+    pending.set(producer, byProducer);
+    cells += 1;
+    return counts;
+  };
+
+  const send = async (producer: string, counts: PendingCounts): Promise<void> => {
+    const call = flushCall(keyPrefix, producer, resolutions, counts);
+    if (!call) return;
+    try {
+      await commands.sluiceUsageAdd(call.keys.length, ...call.keys, ...call.args);
+    } catch (error) {
+      totals.failedCalls += 1;
+      Object.assign(trouble, { failedCalls: trouble.failedCalls + 1, lostCounts: trouble.lostCounts + total(counts), lastError: error });
+      report();
+    }
+  };
+
+  const flushBatch = async (): Promise<void> => {
+    const batch = [...pending];
+    pending = new Map();
+    cells = 0;
+    for (let i = 0; i < batch.length; i += FLUSH_GROUP) {
+      await Promise.all(batch.slice(i, i + FLUSH_GROUP).map(([producer, counts]) => send(producer, counts)));
+    }
+  };
+
+  // Flushes run one at a time, in order.
+  let last: Promise<void> = Promise.resolve();
+  let running = 0;
+  const flush = (): Promise<void> => {
+    running += 1;
+    last = last.then(flushBatch).finally(() => {
+      running -= 1;
+    });
+    return last;
+  };
+
+  // A tick while a flush is still out skips: the counts wait for the next tick.
+  const timer = setInterval(() => {
+    if (running === 0 && cells > 0) void flush();
+  }, flushIntervalMs);
+  timer.unref();
+
+  return {
+    count(producer, counter, n = 1, bytes = 0) {
+      if (resolutions.length === 0 || (whole(n) === 0 && whole(bytes) === 0)) return;
+      const counts = cellOf(producer, Math.floor(clock.now() / 1000) * 1000);
+      if (!counts) {
+        totals.droppedCounts += whole(n);
+        trouble.droppedCounts += whole(n);
+        return report();
+      }
+      counts[counter] += whole(n);
+      counts.forwardedBytes += whole(bytes);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+    stats: () => ({ pendingCells: cells, ...totals }),
+  };
+};

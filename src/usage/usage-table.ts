@@ -1,0 +1,32 @@
+/**
+ * `sluice usage` as text (pure): a table of the buckets (time, offered, forwarded, delayed,
+ * overflowed, dead-lettered, forwarded bytes) with a totals line, and on a terminal a
+ * sparkline of forwarded per bucket above it.
+ */
+import { formatTable } from '../cli/rule-table';
+import type { UsageAnswer } from './usage-query';
+import type { UsageCounts } from './usage-counters';
+
+const HEADER = ['bucket (UTC)', 'offered', 'forwarded', 'delayed', 'overflowed', 'dead-lettered', 'forwarded bytes'];
+const BARS = '▁▂▃▄▅▆▇█';
+
+/** One character per value, scaled to the largest; zero is a space so idle buckets show as gaps in the line. */
+const maxOf = (values: readonly number[]): number => values.reduce((max, v) => (v > max ? v : max), 0);
+
+export const sparkline = (values: readonly number[]): string => {
+  const max = maxOf(values);
+  return values.map((v) => (v <= 0 || max === 0 ? ' ' : BARS[Math.min(BARS.length - 1, Math.floor((v / max) * (BARS.length - 1) + 0.5))])).join('');
+};
+
+const cells = (counts: UsageCounts): string[] =>
+  [counts.offered, counts.forwarded, counts.delayed, counts.overflowed, counts.deadLettered, counts.forwardedBytes].map(String);
+
+/** A bucket start as the table shows it: ISO 8601 UTC without the T and the milliseconds. */
+const when = (iso: string): string => iso.replace('T', ' ').replace(/\.\d{3}Z$/, '');
+
+export const usageText = (answer: UsageAnswer, tty: boolean): string => {
+  const head = `producer ${answer.producer}: last ${answer.since} at ${answer.resolution} resolution (${answer.rows.length} buckets)\n`;
+  const line = tty ? `forwarded  ${sparkline(answer.rows.map((r) => r.forwarded))}  max ${maxOf(answer.rows.map((r) => r.forwarded))}/bucket\n` : '';
+  const table = formatTable([HEADER, ...answer.rows.map((r) => [when(r.start), ...cells(r)]), ['total', ...cells(answer.totals)]]);
+  return `${head}${line}${table}\n`;
+};
