@@ -6,7 +6,7 @@
  * over IPC when it has joined its group.
  */
 import { Kafka, logLevel, type Message } from 'kafkajs';
-import { INGRESS_CONSUMER_SETTINGS } from '../../src/consume/ingress-consumer';
+import { CONSUMER_SETTINGS as INGRESS_CONSUMER_SETTINGS } from '../../src/flow/group-consumer';
 
 const required = (name: string): string => {
   const value = process.env[name];

@@ -1,34 +1,20 @@
 /**
- * `sluice run`: builds every piece from the settings (the only place besides main.ts that
- * knows concrete types), starts the HTTP server, the ingress pipeline and the drainer of the
- * retry tiers, and waits for a stop signal. Graceful stop within 10 s: readiness off, stop
- * fetching, finish or park what is held, commit, disconnect. Returns the exit code.
+ * `sluice run`: builds every piece from the settings through the wiring module, starts the
+ * HTTP server, the ingress flow and the drainer of the retry tiers (a second flow of the same
+ * engine, in its own group), and waits for a stop signal. Graceful stop within 10 s. Returns
+ * the exit code.
  */
 import type { Logger } from 'pino';
-import { systemClock } from '../clock';
-import { registerCodecs } from '../codecs/register-codecs';
 import type { Config } from '../config/types';
-import { coalesceDecider, createFetchDecider } from '../decide/fetch-decider';
 import { watchGroupMembers } from '../decide/group-members';
-import { createGuardedStore } from '../decide/guarded-store';
-import { startDrainer } from '../drain/drainer';
 import { createHttpServer } from '../http/http-server';
-import { createMemoryStore } from '../limit/memory-store';
-import { createRedisClient } from '../limit/redis-client';
-import { createRedisStore } from '../limit/redis-store';
-import { scaleRule } from '../limit/scale-rule';
 import { createLagCollector } from '../metrics/lag-collector';
 import { createPromMetrics } from '../metrics/prom-metrics';
-import { createBatchSender } from '../produce/batch-sender';
-import { createPacedSender } from '../produce/paced-sender';
-import { identify } from '../identify/identify';
-import { spacingOf } from '../decide/verdict';
 import { waitReady } from '../status/wait-ready';
 import { checkTopics } from '../topics/check-topics';
-import { createIngressPipeline } from './ingress-pipeline';
-import { connectAdmin, createKafka } from './kafka-client';
 import { holdQuotas } from './quota-holder';
 import { createStatusProvider } from './status';
+import { createLimiter, createPipeline, createProducer, createRedis, ingressFlow, parkedFlow, startKafka, stopPipeline } from './wiring';
 
 export interface RunSidecarOptions {
   config: Config;
@@ -50,10 +36,7 @@ const throttled = (logger: Logger, everyMs: number) => {
 };
 
 export const runSidecar = async ({ config, logger, stopSignal, secrets = [], stopBudgetMs = 9000 }: RunSidecarOptions): Promise<number> => {
-  registerCodecs();
-  const clock = systemClock;
-  const kafka = createKafka(config, logger);
-  const admin = await connectAdmin(kafka, config.kafka.brokers);
+  const { kafka, admin } = await startKafka(config, logger);
   const cleanups: (() => Promise<unknown> | unknown)[] = [() => admin.disconnect()];
   try {
     const tiers = config.retry.tiers;
@@ -67,45 +50,26 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const metrics = createPromMetrics();
     const quotas = holdQuotas({ file: config.quotas.file, logger, metrics });
     cleanups.push(() => quotas.close());
-    const redis = createRedisClient({
-      url: config.redis.url,
-      clusterNodes: config.redis.clusterNodes.length > 0 ? [...config.redis.clusterNodes] : undefined,
-      timeoutMs: config.redis.timeoutMs,
-      onError: throttled(logger, 30_000),
-    });
+    const redis = createRedis(config, { onError: throttled(logger, 30_000) });
     cleanups.push(() => redis.disconnect());
     // Give Redis a moment to connect, so the first fetch is decided by it; never wait longer.
     await waitReady(redis, 2000).catch((error: unknown) => logger.warn({ err: error }, 'Redis not ready at start; limiter.onStoreError applies until it answers'));
-    const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs });
     const members = watchGroupMembers({ admin, group: config.group, logger });
     cleanups.unshift(() => members.stop());
-    const guarded = createGuardedStore({
-      store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: members.count, scaleRule,
-      clock, metrics, logger, parkDelayMs: tiers[0].delayMs,
-    });
-    const decider = coalesceDecider(createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode }));
-    const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false });
+    const limiter = createLimiter(config, { redis, members: members.count, metrics, logger });
+    const producer = createProducer(kafka);
     await producer.connect();
     cleanups.unshift(() => producer.disconnect());
-    const sender = createBatchSender({ producer, logger });
-    const pipeline = createIngressPipeline({ kafka, config, sender, decider, ruleOf: quotas.ruleOf, partitions, clock, metrics, logger });
-    const started: { drainer?: Awaited<ReturnType<typeof startDrainer>> } = {};
-    const status = createStatusProvider({ config, ingress: pipeline.consumer, hold: pipeline.hold, drainer: () => started.drainer, guarded, store, quotas });
+    const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger });
+    const ingress = ingressFlow(config, kafka, pipeline);
+    const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
+    const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas });
     const http = createHttpServer({ host: config.http.host, port: config.http.port, metricsRegistry: metrics.registry, status, logger, secrets });
     const bound = await http.listen();
     cleanups.push(() => http.close());
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
-    await pipeline.start();
-    const drainerSender = createPacedSender({
-      sender, lanes: pipeline.lanes, downstream: config.topics.downstream,
-      producerOf: (message) => identify({ key: message.key ?? null, headers: message.headers }, config.identity),
-      spacingOf: (producer) => {
-        const rule = quotas.ruleOf(producer);
-        return rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0;
-      },
-    });
-    const drainer = await startDrainer({ kafka, config, decider, ruleOf: quotas.ruleOf, sender: drainerSender, clock, metrics, logger });
-    started.drainer = drainer;
+    await ingress.start();
+    await drainer.start();
     void members.refresh();
     const lag = createLagCollector({
       admin, registry: metrics.registry,
@@ -119,7 +83,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     cleanups.unshift(() => lag.stop());
 
     const crashed = new Promise<'crash'>((resolve) => {
-      const timer = setInterval(() => (pipeline.consumer.crashed() || drainer.crashed()) && resolve('crash'), 500);
+      const timer = setInterval(() => (ingress.consumer.crashed() || drainer.consumer.crashed()) && resolve('crash'), 500);
       timer.unref();
       cleanups.push(() => clearInterval(timer));
     });
@@ -127,8 +91,8 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     logger.info({ why }, 'sluice run stopping');
     http.shuttingDown();
     const stopAt = Date.now();
-    await Promise.all([pipeline.stop(stopBudgetMs), drainer.stop()]);
-    logger.info({ ms: Date.now() - stopAt }, 'sluice run stopped: held messages finished or parked, offsets committed');
+    await stopPipeline(pipeline, stopBudgetMs);
+    logger.info({ ms: Date.now() - stopAt, inFlight: ingress.tracker.inFlight() + drainer.tracker.inFlight() }, 'sluice run stopped: held messages finished or parked, offsets committed');
     return why === 'crash' ? 3 : 0;
   } finally {
     for (const cleanup of cleanups) {

@@ -3,7 +3,7 @@
  * /v1/quotas), answered from the running pieces. Per-producer counts are this replica's.
  */
 import type { Config } from '../config/types';
-import type { IngressConsumer } from '../consume/ingress-consumer';
+import type { Flow } from '../flow/flow';
 import type { GuardedStore } from '../decide/guarded-store';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ProducerReport, QuotasReport, StatusProvider, StatusReport } from '../http/status-provider';
@@ -11,17 +11,11 @@ import type { LimiterStore } from '../limit/types';
 import type { QuotaEntry } from '../rules';
 import type { QuotaHolder } from './quota-holder';
 
-export interface DrainerView {
-  joined(): boolean;
-  crashed(): boolean;
-  held(): { messages: number; bytes: number };
-}
-
 export interface StatusDeps {
   config: Config;
-  ingress: IngressConsumer;
+  /** The ingress flow first, then the drainer of the retry tiers. */
+  flows: readonly Flow[];
   hold: HoldScheduler;
-  drainer(): DrainerView | undefined;
   guarded: GuardedStore;
   store: LimiterStore;
   quotas: QuotaHolder;
@@ -35,13 +29,13 @@ const entryView = (entry: QuotaEntry): { match: string } & Record<string, unknow
 });
 
 export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
-  const { config, ingress, guarded } = deps;
+  const { config, guarded } = deps;
+  const [ingress, drainer] = deps.flows.map((flow) => flow.consumer);
   return {
-    alive: () => !ingress.crashed() && !(deps.drainer()?.crashed() ?? false),
-    ready: () => ingress.joined() && (deps.drainer()?.joined() ?? false),
+    alive: () => deps.flows.every((flow) => !flow.consumer.crashed()),
+    ready: () => deps.flows.every((flow) => flow.consumer.joined()),
     status(): StatusReport {
       const held = deps.hold.held();
-      const drained = deps.drainer()?.held() ?? { messages: 0, bytes: 0 };
       return {
         mode: config.mode,
         store: { healthy: guarded.failures() === 0 },
@@ -53,11 +47,11 @@ export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
             joined: ingress.joined(),
             crashed: ingress.crashed(),
             topics: [config.topics.ingress],
-            assigned: [{ topic: config.topics.ingress, partitions: ingress.assignment() }],
+            assigned: ingress.assignment(),
           },
-          { groupId: config.retry.group, joined: deps.drainer()?.joined() ?? false, crashed: deps.drainer()?.crashed() ?? false, topics: config.retry.tiers.map((t) => t.topic) },
+          { groupId: config.retry.group, joined: drainer.joined(), crashed: drainer.crashed(), topics: config.retry.tiers.map((t) => t.topic), assigned: drainer.assignment() },
         ],
-        held: { messages: held.messages + drained.messages, bytes: held.bytes + drained.bytes },
+        held,
       };
     },
     async producer(id): Promise<ProducerReport | undefined> {

@@ -30,7 +30,7 @@ interface Group {
 export const groupByProducer = (candidates: readonly Candidate[]): Group[] => {
   const groups = new Map<string, Group>();
   candidates.forEach((candidate, index) => {
-    const key = `${candidate.producer}\u0000${candidate.rule.limit?.fingerprint ?? candidate.rule.name}`;
+    const key = `${candidate.producer}\u0000${candidate.rule.limit?.fingerprint ?? candidate.rule.name}\u0000${candidate.asOf ?? ''}`;
     const group = groups.get(key);
     if (group) group.indexes.push(index);
     else groups.set(key, { candidate, indexes: [index] });
@@ -44,22 +44,27 @@ export const createFetchDecider = ({
   holdMaxMs,
   mode,
   maxCallsInFlight = DEFAULT_MAX_CALLS_IN_FLIGHT,
+  observe,
 }: {
   store: GuardedStore;
+  /** The flow's clock (the store's time): instants in verdicts are on it. */
   clock: Clock;
+  /** Told the store's time of every reply decided on the store's own clock (src/decide/store-clock.ts). */
+  observe?: (storeNow: number) => void;
   holdMaxMs: number;
   mode: Mode;
   maxCallsInFlight?: number;
 }): FetchDecider => {
   const decideGroup = async (group: Group, candidates: readonly Candidate[]): Promise<Verdict[]> => {
-    const { producer, rule } = group.candidate;
+    const { producer, rule, asOf } = group.candidate;
     if (rule.unlimited || !rule.limit) {
       const now = clock.now();
       return group.indexes.map(() => ({ kind: 'forward', at: now }));
     }
-    const reply: GuardedDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size) });
-    const localNow = clock.now();
-    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, localNow) : enforceVerdicts(reply, localNow, holdMaxMs, reply.unpaced ? 0 : spacingOf(rule.limit));
+    const reply: GuardedDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size), now: asOf });
+    if (asOf === undefined && !reply.fallback) observe?.(reply.now);
+    const now = clock.now();
+    return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, now) : enforceVerdicts(reply, now, holdMaxMs, reply.unpaced ? 0 : spacingOf(rule.limit));
   };
 
   return {

@@ -16,8 +16,12 @@ import type { Metrics } from '../metrics/types';
 
 export type StoreErrorPolicy = 'local' | 'park' | 'forward';
 
-/** A reply; `unpaced` when the `forward` policy admitted everything at once (fail open: no spacing either). */
-export type GuardedDecision = BatchDecision & { unpaced?: boolean };
+/**
+ * A reply; `fallback` when the store-error policy answered (its instants are the flow's clock,
+ * not the store's); `unpaced` when the `forward` policy admitted everything at once (fail
+ * open: no spacing either).
+ */
+export type GuardedDecision = BatchDecision & { unpaced?: boolean; fallback?: boolean };
 
 export interface GuardedStore {
   decide(request: DecideRequest): Promise<GuardedDecision>;
@@ -54,17 +58,17 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
     else logger.info('limiter store answers again: store-error fallback ended');
   };
 
-  const fallback = (request: DecideRequest): Promise<GuardedDecision> => {
+  const fallback = async (request: DecideRequest): Promise<GuardedDecision> => {
     const now = clock.now();
     if (policy === 'forward') {
-      return Promise.resolve({ now, unpaced: true, decisions: request.sizes.map(() => ({ admitted: true, at: now })) });
+      return Promise.resolve({ now, unpaced: true, fallback: true, decisions: request.sizes.map(() => ({ admitted: true, at: now })) });
     }
     if (policy === 'park') {
       const at = now + options.parkDelayMs;
-      return Promise.resolve({ now, decisions: request.sizes.map(() => ({ admitted: false, at, reason: 'store-unavailable' })) });
+      return Promise.resolve({ now, fallback: true, decisions: request.sizes.map(() => ({ admitted: false, at, reason: 'store-unavailable' })) });
     }
     const share = 1 / Math.max(1, options.members());
-    return options.local.decide({ ...request, rule: options.scaleRule(request.rule, share) });
+    return { ...(await options.local.decide({ ...request, rule: options.scaleRule(request.rule, share) })), fallback: true };
   };
 
   return {

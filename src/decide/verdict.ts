@@ -1,7 +1,6 @@
 /**
- * What happens to one ingress message once decided. Instants are LOCAL epoch ms: a store
- * reply's instants are on the store's clock and are converted with the reply's `now`
- * (local = localNow + (at − reply.now)), so a skewed pod clock does not change the spacing.
+ * What a decision means for one message. Instants are on the store's clock (the flow runs on
+ * it: src/decide/store-clock.ts), so a skewed pod clock does not change the spacing.
  */
 import type { BatchDecision, Decision, LimitRule } from '../limit/types';
 
@@ -20,8 +19,10 @@ export interface RuleView {
 export interface Candidate {
   producer: string;
   rule: RuleView;
-  /** Bytes the byte bucket charges: key + value. */
+  /** Bytes the byte bucket charges: key + value + headers. */
   size: number;
+  /** Decide as of this store instant instead of the store's clock (a retry a little late keeps its turn). */
+  asOf?: number;
 }
 
 export type Verdict =
@@ -37,18 +38,17 @@ export const reasonOf = (decision: Decision): ParkReason =>
   decision.reason === 'store-unavailable' ? { kind: 'store-unavailable' } : { kind: 'overflow', limit: decision.reason ?? 'rate' };
 
 /** Enforcing: admitted within hold.maxMs → forward; admitted later → park `delayed`; refused → park with its reason. */
-export const enforceVerdicts = (reply: BatchDecision, localNow: number, holdMaxMs: number, spacingMs = 0): Verdict[] =>
-  reply.decisions.map((decision) => {
-    const at = localNow + (decision.at - reply.now);
-    if (!decision.admitted) return { kind: 'park', reason: reasonOf(decision), notBefore: at };
-    if (at - localNow <= holdMaxMs) return spacingMs > 0 ? { kind: 'forward', at, spacingMs } : { kind: 'forward', at };
+export const enforceVerdicts = (reply: BatchDecision, now: number, holdMaxMs: number, spacingMs = 0): Verdict[] =>
+  reply.decisions.map(({ admitted, at, ...decision }) => {
+    if (!admitted) return { kind: 'park', reason: reasonOf({ admitted, at, ...decision }), notBefore: at };
+    if (at - now <= holdMaxMs) return spacingMs > 0 ? { kind: 'forward', at, spacingMs } : { kind: 'forward', at };
     return { kind: 'park', reason: { kind: 'delayed' }, notBefore: at };
   });
 
 /** Shadow: everything forwarded now; what would have been delayed or refused is marked. */
-export const shadowVerdicts = (reply: BatchDecision, localNow: number): Verdict[] =>
+export const shadowVerdicts = (reply: BatchDecision, now: number): Verdict[] =>
   reply.decisions.map((decision) => {
-    if (!decision.admitted) return { kind: 'forward', at: localNow, shadow: 'overflowed' };
-    if (decision.at > reply.now) return { kind: 'forward', at: localNow, shadow: 'delayed' };
-    return { kind: 'forward', at: localNow };
+    if (!decision.admitted) return { kind: 'forward', at: now, shadow: 'overflowed' };
+    if (decision.at > reply.now) return { kind: 'forward', at: now, shadow: 'delayed' };
+    return { kind: 'forward', at: now };
   });

@@ -1,26 +1,25 @@
 /**
  * `sluice drain`: a one-shot operator drain of the retry tiers (or, with --topic, the
  * dead-letter topic) up to the end offsets seen at start, consuming and committing as
- * retry.group. Delayed messages leave at their not-before without a new decision, the others
- * are decided again (at their not-before; --ignore-delay: now); dead-lettered messages are
- * decided again as new. Same router as the sidecar's drainer, except that nothing hops tiers:
- * a message not due yet waits in memory.
+ * retry.group. The same flow engine as the sidecar's drainer, with a different source: every
+ * message is taken at once (no gate), a message not due yet waits in memory instead of hopping
+ * tiers, `delayed` ones leave at their not-before without a new decision, the others are
+ * decided again (at their not-before; --ignore-delay: now); dead-lettered messages are decided
+ * again as new.
  */
-import { createCommitter } from '../commit/committer';
-import { createOffsetTracker } from '../commit/offset-tracker';
-import { createHoldScheduler } from '../hold/hold-scheduler';
-import { noMetrics } from '../metrics/types';
-import { consumeRanges } from './consume-ranges';
-import { handleDrainBatch } from './drain-batch';
+import type { Kafka, Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import type { Config } from '../config/types';
+import type { RuleView } from '../decide/verdict';
+import type { FlowItem } from '../flow/flow-item';
 import { countToDrain, planDrain, refuseWhileGroupActive } from './drain-plan';
 import { createProgress, type TextOut } from './drain-progress';
 import { runDryDrain } from './drain-dry-run';
 import { createDrainSummary, type DrainSummary, formatSummary } from './drain-summary';
-import type { RetryItem } from './retry-item';
-import type { PartitionPauser } from './partition-pauser';
-import type { DrainerDeps } from './drainer';
-import { createRetryRouter } from './retry-router';
-import { fetchPartitionCounts, retryPolicyOf } from './retry-setup';
+import { createRangeProgress } from './range-progress';
+import { createPipeline, type Limiter, parkedFlow, routePolicyOf, stopPipeline } from '../app/wiring';
+import { noMetrics } from '../metrics/types';
 
 export interface DrainOptions {
   /** A topic to drain instead of the retry tiers, normally the dead-letter topic. */
@@ -32,14 +31,21 @@ export interface DrainOptions {
   force: boolean;
 }
 
-/** What the drainer inside `sluice run` gets, less metrics (a one-shot drain serves none), plus its output. */
-export interface DrainCommandDeps extends Omit<DrainerDeps, 'metrics'> {
+export interface DrainCommandDeps {
+  kafka: Kafka;
+  config: Config;
+  producer: Producer;
+  limiter: Limiter;
+  ruleOf: (producer: string) => RuleView;
+  partitions: ReadonlyMap<string, number>;
+  clock: Clock;
+  logger: Logger;
   stdout: TextOut;
   stderr: TextOut;
 }
 
 /** --ignore-delay moves not-before to now; a dead-lettered message starts again as new (attempts and age reset). */
-export const prepareForDrain = (options: DrainOptions, redrive: boolean) => (item: RetryItem, now: number): RetryItem => {
+export const prepareForDrain = (options: DrainOptions, redrive: boolean) => (item: FlowItem, now: number): FlowItem => {
   if (redrive) return { ...item, decideAgain: true, info: { ...item.info, attempt: 0, firstSeen: now, notBefore: now } };
   if (options.ignoreDelay) return { ...item, info: { ...item.info, notBefore: Math.min(item.info.notBefore, now) } };
   return item;
@@ -54,7 +60,6 @@ export const runDrain = async (deps: DrainCommandDeps, options: DrainOptions): P
   await admin.connect();
   const ranges = await (async () => {
     try {
-      await fetchPartitionCounts(kafka, topics);
       if (!redrive && !options.force && !options.dryRun) await refuseWhileGroupActive(admin, config.retry.group);
       return await planDrain(admin, config.retry.group, topics);
     } finally {
@@ -68,8 +73,9 @@ export const runDrain = async (deps: DrainCommandDeps, options: DrainOptions): P
     summary.add(producer, column);
     progress.tick();
   };
-  if (total > 0 && options.dryRun) await runDryDrain({ ...deps, ranges, topics, options, redrive, report, policy: retryPolicyOf(config), prepare: prepareForDrain(options, redrive) });
-  else if (total > 0) await drainForReal(deps, { ranges, topics, options, redrive, report });
+  const prepare = prepareForDrain(options, redrive);
+  if (total > 0 && options.dryRun) await runDryDrain({ ...deps, ranges, topics, options, report, policy: routePolicyOf(config, false), prepare });
+  else if (total > 0) await drainForReal(deps, { ranges, topics, options, prepare, report });
   progress.stop();
   const what = `${topics.join(', ')} as ${config.retry.group}`;
   if (total === 0) deps.stdout.write(`nothing to drain: ${what} is at the end offsets\n`);
@@ -81,56 +87,37 @@ interface RealRun {
   ranges: Awaited<ReturnType<typeof planDrain>>;
   topics: string[];
   options: DrainOptions;
-  redrive: boolean;
+  prepare: (item: FlowItem, now: number) => FlowItem;
   report: (producer: string, column: 'forwarded' | 'reparked' | 'deadLettered') => void;
 }
 
 const drainForReal = async (deps: DrainCommandDeps, run: RealRun): Promise<void> => {
-  const { config, clock, kafka } = deps;
-  const partitions = await fetchPartitionCounts(kafka, [...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter]);
-  const tracker = createOffsetTracker();
-  // Messages wait in memory until their not-before: past the hold caps, fetching pauses.
-  let pauser: PartitionPauser | undefined;
-  const scheduler = createHoldScheduler({
-    clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes, onPressure: (full) => pauser?.setBlocked(full),
-  });
-  const router = createRetryRouter({
-    ...deps,
-    scheduler,
-    metrics: noMetrics,
-    hop: false,
-    partitionsOf: (topic) => partitions.get(topic) ?? 1,
-    policy: retryPolicyOf(config),
-    topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter },
+  const { config, kafka } = deps;
+  const pipeline = createPipeline(config, { producer: deps.producer, limiter: deps.limiter, ruleOf: deps.ruleOf, partitions: deps.partitions, metrics: noMetrics, logger: deps.logger });
+  const range = createRangeProgress(run.ranges, run.options.max);
+  const flow = parkedFlow(config, kafka, pipeline, {
+    name: 'drain', topics: run.topics, hop: false,
     report: (producer, outcome) => run.report(producer, outcome === 'dead-lettered' ? 'deadLettered' : outcome),
-  });
-  await consumeRanges({
-    kafka,
-    groupId: config.retry.group,
-    ranges: run.ranges,
-    max: run.options.max,
-    tracker,
-    logger: deps.logger,
-    commitIntervalMs: config.commit.intervalMs,
-    createCommitter,
-    onBatch: (controls, accept, batchPauser) => {
-      pauser = batchPauser;
-      return handleDrainBatch(
-        {
-          router,
-          tracker,
-          pauser: batchPauser,
-          tiers: config.retry.tiers,
-          identity: config.identity,
-          clock,
-          metrics: noMetrics,
-          waitForTier: false,
-          accept,
-          prepare: prepareForDrain(run.options, run.redrive),
-        },
-        controls,
-      );
+    source: {
+      waitForTurn: false,
+      prepare: run.prepare,
+      accept: (topic, partition, message) => {
+        const taken = range.accept(topic, partition, Number(message.offset));
+        if (!taken) flow.consumer.pauser.stop(topic, partition);
+        else range.resolved(topic, partition, Number(message.offset));
+        return taken;
+      },
     },
   });
-  scheduler.close();
+  const joined = (): void => {
+    range.assigned(flow.consumer.assignment());
+    const notOurs = range.notOurs();
+    if (notOurs.length) deps.logger.warn({ partitions: notOurs }, 'other members of the group own these partitions: not drained by this run');
+  };
+  await flow.start();
+  while (flow.busy() || !range.done(flow.tracker.inFlight())) {
+    if (flow.consumer.joined()) joined();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await stopPipeline(pipeline, 9000);
 };

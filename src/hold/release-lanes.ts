@@ -21,6 +21,10 @@ export interface LaneItem {
   send(): void;
   /** Taken out before it could leave (graceful stop). */
   evict(): void;
+  /** The partition the message came from: a rebalance drops what this member no longer owns. */
+  owner?: string;
+  /** Forgotten without being sent (its partition moved to another member, which handles it). */
+  drop?(): void;
 }
 
 export interface ReleaseLanes {
@@ -28,6 +32,8 @@ export interface ReleaseLanes {
   due(producer: string, spacingMs: number, item: LaneItem): void;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
+  /** Drops the queued messages whose owner matches (a rebalance took their partition away). */
+  dropOwned(lost: (owner: string) => boolean): void;
   /** Producers whose lane is remembered (at most about maxIdle, plus lanes with messages waiting). */
   tracked(): number;
 }
@@ -42,6 +48,8 @@ interface Lane {
   queue: LaneItem[];
   /** Stamp of its last use: an entry seen by the prune cursor before a later use is stale. */
   used: number;
+  /** Whether its head's slot is waiting in the hold scheduler. */
+  armed: boolean;
 }
 
 /** The slot a release at `now` takes: the next ideal one, but never more than half an interval behind now. */
@@ -51,19 +59,24 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   const lanes = new Map<string, Lane>();
   let waiting = 0;
 
+  // The head's slot sits in the hold scheduler; when it fires, whatever heads the queue then leaves
+  // (a rebalance may have dropped the item it was armed for).
   const scheduleHead = (lane: Lane): void => {
-    const head = lane.queue[0];
+    lane.armed = true;
     hold.add({
       at: lane.last + lane.spacingMs,
-      bytes: head.bytes,
+      bytes: lane.queue[0].bytes,
       release: () => {
-        lane.queue.shift();
+        lane.armed = false;
+        const head = lane.queue.shift();
+        if (!head) return;
         waiting -= 1;
         lane.last = nextSlot(lane, clock.now());
         head.send();
         if (lane.queue.length > 0) scheduleHead(lane);
       },
       evict: () => {
+        lane.armed = false;
         const items = lane.queue.splice(0);
         waiting -= items.length;
         for (const item of items) item.evict();
@@ -103,7 +116,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     let moved = 0;
     for (let entry = oldest(); entry; entry = oldest()) {
       const { id, lane } = entry;
-      const idle = lane.queue.length === 0;
+      const idle = lane.queue.length === 0 && !lane.armed;
       if (idle && lane.last + lane.spacingMs < now) lanes.delete(id);
       else if (lanes.size < maxIdle) return; // room for the lane being used
       else if (idle) lanes.delete(id);
@@ -116,25 +129,30 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     due(producer, spacingMs, item) {
       if (!(spacingMs > 0)) return item.send();
       const now = clock.now();
-      const lane = lanes.get(producer) ?? { last: -Infinity, spacingMs, queue: [], used: 0 };
+      const lane = lanes.get(producer) ?? { last: -Infinity, spacingMs, queue: [], used: 0, armed: false };
       lane.spacingMs = spacingMs;
       lanes.delete(producer);
       prune(now);
       touch(producer, lane);
-      if (lane.queue.length > 0) {
-        lane.queue.push(item);
-        waiting += 1;
-        return;
-      }
-      if (now + LANE_TOLERANCE_MS >= lane.last + spacingMs) {
+      if (lane.queue.length === 0 && !lane.armed && now + LANE_TOLERANCE_MS >= lane.last + spacingMs) {
         lane.last = nextSlot(lane, now);
         return item.send();
       }
       lane.queue.push(item);
       waiting += 1;
-      scheduleHead(lane);
+      if (!lane.armed) scheduleHead(lane);
     },
     waiting: () => waiting,
+    dropOwned(lost) {
+      for (const lane of lanes.values()) {
+        if (lane.queue.length === 0) continue;
+        const dropped = lane.queue.filter((item) => item.owner !== undefined && lost(item.owner));
+        if (dropped.length === 0) continue;
+        lane.queue = lane.queue.filter((item) => !dropped.includes(item));
+        waiting -= dropped.length;
+        for (const item of dropped) item.drop?.();
+      }
+    },
     tracked: () => lanes.size,
   };
 };

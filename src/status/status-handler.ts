@@ -1,7 +1,7 @@
-/** The `sluice status` handler main.ts passes to the CLI: settings → quota rules and the Redis store → runStatus. */
+/** The `sluice status` handler main.ts passes to the CLI: settings → quota rules and the Redis store (through the wiring module) → runStatus. */
 import { withConfig, type HandlerContext } from '../app/handlers';
+import { createRedis } from '../app/wiring';
 import type { Output, StatusOptions } from '../cli/types';
-import { createRedisClient } from '../limit/redis-client';
 import { createRedisStore } from '../limit/redis-store';
 import { loadQuotas, resolveRule } from '../rules';
 import { runStatus } from './status-command';
@@ -10,15 +10,12 @@ import { waitReady } from './wait-ready';
 export const statusHandler = (context: HandlerContext, out: Output) => (opts: StatusOptions): Promise<number> =>
   withConfig(context, opts.config, async (config) => {
     const rules = loadQuotas(config.quotas.file);
-    const redis = createRedisClient({
-      url: config.redis.url,
-      clusterNodes: config.redis.clusterNodes.length > 0 ? [...config.redis.clusterNodes] : undefined,
-      // A one-shot command may wait a little longer than the hot path's budget.
-      timeoutMs: Math.max(config.redis.timeoutMs, 2000),
-    });
+    // A one-shot command may wait a little longer than the hot path's budget.
+    const timeoutMs = Math.max(config.redis.timeoutMs, 2000);
+    const redis = createRedis(config, { timeoutMs });
     try {
       await waitReady(redis, 5000);
-      const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: Math.max(config.redis.timeoutMs, 2000) });
+      const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs });
       return await runStatus({ store, rules, ruleOf: (id) => resolveRule(rules, id), out }, opts.producer);
     } finally {
       redis.disconnect();
