@@ -4,6 +4,8 @@
  * - a value whose key names a secret (password, passwd, secret, token, credential, api key,
  *   authorization, cookie) at any depth is replaced;
  * - a password inside a URL (`scheme://user:password@host`) in any string is replaced;
+ * - the arguments of a Redis command attached to an error (`command: { name, args }`, as
+ *   ioredis does; AUTH's are the password) are replaced, the command name kept;
  * - literal secret values handed in (`secrets`) are replaced wherever they appear.
  * `redactSecrets` is exported for other boundaries (HTTP answers, error messages).
  */
@@ -14,12 +16,17 @@ export type { Logger };
 export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /pass(word|wd)?$|secret|token|credential|api[-_]?key|authorization|cookie|sasl[-_.]?password/i;
-const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/)([^\s:@/]*):([^\s@/]+)@/gi;
+// the password runs to the last '@' before the path, as URL parsers read it (an '@' in it included)
+const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/)([^\s:@/]*):([^\s/]+)@/gi;
 const MAX_DEPTH = 12;
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export const isSecretKey = (key: string): boolean => SECRET_KEY.test(key);
+
+/** ioredis attaches `command: { name, args }` to a reply error; AUTH's args hold the password. */
+const isRedisCommand = (key: string, value: unknown): value is { args: unknown } =>
+  key === 'command' && typeof value === 'object' && value !== null && 'args' in value;
 
 /** masks URL passwords and the given literal secrets inside one string. */
 export const redactString = (text: string, secrets: readonly string[] = []): string => {
@@ -50,7 +57,8 @@ function redactValue(value: unknown, secrets: readonly string[], depth: number, 
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     const masked = isSecretKey(key) && item !== undefined && item !== null && item !== '' && typeof item !== 'boolean';
-    out[key] = masked ? REDACTED : redactValue(item, secrets, depth + 1, seen);
+    const value = isRedisCommand(key, item) ? { ...item, args: REDACTED } : item;
+    out[key] = masked ? REDACTED : redactValue(value, secrets, depth + 1, seen);
   }
   return out;
 }

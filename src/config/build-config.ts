@@ -33,17 +33,24 @@ const saslOf = (v: FlatValues): Config['kafka']['sasl'] => {
   return { mechanism, username: v['kafka.sasl.username'] as string, password: v['kafka.sasl.password'] as string };
 };
 
+/** The TLS file paths that are set (empty means unset). */
+const tlsFilesOf = (v: FlatValues): { sslCa?: string; sslCert?: string; sslKey?: string } =>
+  Object.fromEntries((['sslCa', 'sslCert', 'sslKey'] as const).map((key) => [key, v[`kafka.${key}`] as string]).filter(([, path]) => path !== ''));
+
+const optional = (value: string): string | undefined => (value === '' ? undefined : value);
+
 /** Assembles the Config; the caller checks it with crossCheck before handing it out. */
 export const buildConfig = (v: FlatValues): Config => {
   const t = topicsOf(v);
-  const sslCa = v['kafka.sslCa'] as string;
+  const tlsFiles = tlsFilesOf(v);
   const password = v['redis.password'] as string;
+  const adminToken = optional(v['http.adminToken'] as string);
   return {
     kafka: {
       brokers: v['kafka.brokers'] as string[],
       clientId: v['kafka.clientId'] as string,
-      ssl: (v['kafka.ssl'] as boolean) || sslCa !== '',
-      ...(sslCa !== '' ? { sslCa } : {}),
+      ssl: (v['kafka.ssl'] as boolean) || Object.keys(tlsFiles).length > 0,
+      ...tlsFiles,
       ...(saslOf(v) ? { sasl: saslOf(v) } : {}),
       connectionTimeoutMs: v['kafka.connectionTimeoutMs'] as number,
     },
@@ -74,13 +81,14 @@ export const buildConfig = (v: FlatValues): Config => {
       url: v['redis.url'] as string,
       clusterNodes: (v['redis.clusterNodes'] as string[]).map(hostPort),
       ...(password !== '' ? { password } : {}),
+      tls: (v['redis.tls'] as boolean) || /^rediss:/i.test(v['redis.url'] as string),
       keyPrefix: v['redis.keyPrefix'] as string,
       timeoutMs: v['redis.timeoutMs'] as number,
     },
     quotas: { file: v['quotas.file'] as string },
     limiter: { onStoreError: v['limiter.onStoreError'] as OnStoreError },
     mode: v['mode'] as Mode,
-    http: { host: v['http.host'] as string, port: v['http.port'] as number },
+    http: { host: v['http.host'] as string, port: v['http.port'] as number, ...(adminToken ? { adminToken } : {}) },
     usage: { resolutions: v['usage.resolutions'] as Resolution[] },
     log: { level: v['log.level'] as LogLevel },
   };
@@ -111,6 +119,10 @@ export const crossCheck = (c: Config, options: { requireTopics: boolean }): stri
   if (c.retry.group === c.group) errors.push(`retry.group = "${c.retry.group}": must differ from group (the drainer needs its own consumer group)`);
   if (c.kafka.sasl && (c.kafka.sasl.username === '' || c.kafka.sasl.password === '')) {
     errors.push(`kafka.sasl.mechanism = "${c.kafka.sasl.mechanism}": expected kafka.sasl.username and kafka.sasl.password to be set too`);
+  }
+  if ((c.kafka.sslCert === undefined) !== (c.kafka.sslKey === undefined)) {
+    const [set, unset] = c.kafka.sslCert !== undefined ? ['kafka.sslCert', 'kafka.sslKey'] : ['kafka.sslKey', 'kafka.sslCert'];
+    errors.push(`${set} = "${c.kafka.sslCert ?? c.kafka.sslKey}": expected ${unset} to be set too (a client certificate and its key go together)`);
   }
   if (options.requireTopics) errors.push(...topicChecks(c));
   return errors;

@@ -29,4 +29,27 @@ export const redactConfig = (config: Config): Config => ({
     url: maskUrl(config.redis.url),
     ...(config.redis.password !== undefined ? { password: MASK } : {}),
   },
+  http: { ...config.http, ...(config.http.adminToken !== undefined ? { adminToken: MASK } : {}) },
 });
+
+/** The password inside a URL, as written and decoded; none: []. */
+const urlPasswords = (url: string): string[] => {
+  try {
+    const { password } = new URL(url);
+    return password === '' ? [] : [password, decodeURIComponent(password)];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Every secret value of the settings, for the logger and the HTTP answers to mask wherever it
+ * appears: the SASL and Redis passwords, the password inside redis.url, the admin token.
+ */
+export const secretsOf = (config: Config): string[] => [
+  ...new Set(
+    [config.kafka.sasl?.password, config.redis.password, ...urlPasswords(config.redis.url), config.http.adminToken].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0,
+    ),
+  ),
+];

@@ -26,6 +26,8 @@ export const schema = {
     clientId: { doc: 'Kafka client id of the consumers and the producer.', format: 'sluice-string', default: 'sluice', env: 'SLUICE_KAFKA_CLIENT_ID' },
     ssl: { doc: 'Connect to Kafka with TLS (also on when kafka.sslCa is set).', format: 'sluice-boolean', default: false, env: 'SLUICE_KAFKA_SSL' },
     sslCa: { doc: 'Path of a PEM file with the CA certificates that sign the brokers\' certificates; empty: the system CAs.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SSL_CA' },
+    sslCert: { doc: 'Path of a PEM file with the client certificate for TLS client authentication (mTLS); set with kafka.sslKey.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SSL_CERT' },
+    sslKey: { doc: 'Path of a PEM file with the private key of kafka.sslCert (unencrypted); set with kafka.sslCert.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SSL_KEY' },
     sasl: {
       mechanism: { doc: 'SASL mechanism; empty: no SASL.', format: ['', 'plain', 'scram-sha-256', 'scram-sha-512'], default: '', env: 'SLUICE_KAFKA_SASL_MECHANISM' },
       username: { doc: 'SASL user name (required with a mechanism).', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SASL_USERNAME' },
@@ -64,6 +66,7 @@ export const schema = {
     url: { doc: 'Redis URL (standalone); a password in it is never logged.', format: 'sluice-redis-url', default: 'redis://127.0.0.1:6379', env: 'SLUICE_REDIS_URL' },
     clusterNodes: { doc: 'Redis Cluster seed nodes, host:port, comma-separated; when set it wins over redis.url.', format: 'sluice-host-ports', default: '', env: 'SLUICE_REDIS_CLUSTER_NODES' },
     password: { doc: 'Redis password (standalone and cluster); overrides one in redis.url; never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_REDIS_PASSWORD', sensitive: true },
+    tls: { doc: 'Connect to Redis with TLS, system CAs (on by itself for a rediss:// URL); the way to TLS with redis.clusterNodes.', format: 'sluice-boolean', default: false, env: 'SLUICE_REDIS_TLS' },
     keyPrefix: { doc: 'Prefix of every Redis key; two deployments sharing a Redis use different prefixes.', format: 'sluice-key-prefix', default: 'sluice:', env: 'SLUICE_REDIS_KEY_PREFIX' },
     timeoutMs: { doc: 'Timeout of one Redis command; past it the store-error policy applies.', format: 'sluice-duration', default: 50, env: 'SLUICE_REDIS_TIMEOUT_MS' },
   },
@@ -77,6 +80,7 @@ export const schema = {
   http: {
     host: { doc: 'Address of the HTTP server (health, metrics, status).', format: 'sluice-string', default: '0.0.0.0', env: 'SLUICE_HTTP_HOST' },
     port: { doc: 'Port of the HTTP server (0: any free port).', format: 'sluice-port', default: 9464, env: 'SLUICE_HTTP_PORT' },
+    adminToken: { doc: 'Bearer token /v1/* requires from any client (Authorization: Bearer <token>); empty: /v1/* answers loopback clients only. Probes and /metrics stay open; never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_HTTP_ADMIN_TOKEN', sensitive: true },
   },
   usage: {
     resolutions: { doc: 'Per-producer usage history in Redis: bucket:retention pairs (empty: none).', format: 'sluice-usage-resolutions', default: '1s:10m,1m:48h,1h:30d', env: 'SLUICE_USAGE_RESOLUTIONS' },

@@ -26,6 +26,9 @@ export interface Config {
     readonly ssl: boolean;
     /** Path of a PEM CA file, or undefined for the system CAs. */
     readonly sslCa?: string;
+    /** Paths of the PEM client certificate and its key (mTLS): both or neither. */
+    readonly sslCert?: string;
+    readonly sslKey?: string;
     readonly sasl?: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: string };
     readonly connectionTimeoutMs: number;
   };
@@ -52,13 +55,16 @@ export interface Config {
     /** Empty: standalone (redis.url). */
     readonly clusterNodes: readonly HostPort[];
     readonly password?: string;
+    /** TLS to Redis: redis.tls, or a rediss:// URL. */
+    readonly tls: boolean;
     readonly keyPrefix: string;
     readonly timeoutMs: number;
   };
   readonly quotas: { readonly file: string };
   readonly limiter: { readonly onStoreError: OnStoreError };
   readonly mode: Mode;
-  readonly http: { readonly host: string; readonly port: number };
+  /** adminToken: undefined when empty (/v1/* answers loopback clients only). */
+  readonly http: { readonly host: string; readonly port: number; readonly adminToken?: string };
   /** Finest first; empty: no usage history. */
   readonly usage: { readonly resolutions: readonly Resolution[] };
   readonly log: { readonly level: LogLevel };

@@ -35,7 +35,7 @@ describe('loadConfig', () => {
       expect(config.retry.maxAgeMs).toBe(86_400_000);
       expect(config.hold.maxMs).toBe(5000);
       expect(config.identity).toEqual({ source: 'header', header: 'producer-id', fallback: 'unidentified' });
-      expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', clusterNodes: [], keyPrefix: 'sluice:', timeoutMs: 50 });
+      expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', clusterNodes: [], keyPrefix: 'sluice:', timeoutMs: 50, tls: false });
       expect(config.quotas.file).toBe('config/quotas.yaml');
       expect(config.limiter.onStoreError).toBe('local');
       expect(config.mode).toBe('enforce');
@@ -107,6 +107,22 @@ describe('loadConfig', () => {
       expect(config.kafka).toMatchObject({ ssl: true, sslCa: '/etc/ca.pem' });
     });
 
+    it('turns TLS on and keeps both paths when a client certificate and its key are given', () => {
+      const config = loadConfig({ env: { ...topics, SLUICE_KAFKA_SSL_CERT: '/etc/client.pem', SLUICE_KAFKA_SSL_KEY: '/etc/client.key' } });
+      expect(config.kafka).toMatchObject({ ssl: true, sslCert: '/etc/client.pem', sslKey: '/etc/client.key' });
+      expect(config.kafka.sslCa).toBeUndefined();
+    });
+
+    it('turns Redis TLS on for redis.tls or a rediss:// URL', () => {
+      expect(loadConfig({ env: { ...topics, SLUICE_REDIS_TLS: 'true' } }).redis.tls).toBe(true);
+      expect(loadConfig({ env: { ...topics, SLUICE_REDIS_URL: 'rediss://redis:6380' } }).redis.tls).toBe(true);
+    });
+
+    it('keeps the admin token when set, and leaves it out when empty', () => {
+      expect(loadConfig({ env: { ...topics, SLUICE_HTTP_ADMIN_TOKEN: 'tok-123' } }).http.adminToken).toBe('tok-123');
+      expect(loadConfig({ env: topics }).http).toEqual({ host: '0.0.0.0', port: 9464 });
+    });
+
     it('builds the SASL settings when a mechanism is set', () => {
       const env = { ...topics, SLUICE_KAFKA_SASL_MECHANISM: 'scram-sha-512', SLUICE_KAFKA_SASL_USERNAME: 'u', SLUICE_KAFKA_SASL_PASSWORD: 'p' };
       expect(loadConfig({ env }).kafka.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'u', password: 'p' });
@@ -160,6 +176,8 @@ describe('loadConfig', () => {
       ['downstream equal to ingress', { SLUICE_INGRESS_TOPIC: 'a', SLUICE_DOWNSTREAM_TOPIC: 'a' }, 'topics.downstream = "a": must differ from topics.ingress (sluice would read its own output)'],
       ['the retry group equal to the group', { ...topics, SLUICE_GROUP_ID: 'g', SLUICE_RETRY_GROUP_ID: 'g' }, 'retry.group = "g": must differ from group (the drainer needs its own consumer group)'],
       ['a mechanism without credentials', { ...topics, SLUICE_KAFKA_SASL_MECHANISM: 'plain' }, 'kafka.sasl.mechanism = "plain": expected kafka.sasl.username and kafka.sasl.password to be set too'],
+      ['a client certificate without its key', { ...topics, SLUICE_KAFKA_SSL_CERT: '/etc/c.pem' }, 'kafka.sslCert = "/etc/c.pem": expected kafka.sslKey to be set too (a client certificate and its key go together)'],
+      ['a client key without its certificate', { ...topics, SLUICE_KAFKA_SSL_KEY: '/etc/c.key' }, 'kafka.sslKey = "/etc/c.key": expected kafka.sslCert to be set too (a client certificate and its key go together)'],
       ['credentials without a mechanism', { ...topics, SLUICE_KAFKA_SASL_USERNAME: 'u' }, 'kafka.sasl.mechanism is empty but a SASL user name or password is set: set SLUICE_KAFKA_SASL_MECHANISM'],
     ];
     it.each(cases)('refuses %s with a message naming key, value and expectation', (_name, env, message) => {
@@ -184,6 +202,12 @@ describe('loadConfig', () => {
     it('masks the password inside a Redis URL', () => {
       const error = errorOf(() => loadConfig({ env: { ...topics, SLUICE_REDIS_URL: 'http://user:hunter2@redis:6379' } }));
       expect(error.message).toBe('redis.url = "http://user:***@redis:6379" (from SLUICE_REDIS_URL): expected a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+    });
+
+    it('masks the admin token', () => {
+      const file = writeTemp('s.yaml', 'http:\n  adminToken: [tok-hunter2]\n');
+      const error = errorOf(() => loadConfig({ file, env: topics }));
+      expect(error.message).toBe(`http.adminToken = "***" (from ${file}): expected a string`);
     });
 
     it('masks the SASL password', () => {

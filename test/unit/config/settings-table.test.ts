@@ -33,6 +33,7 @@ const contractKeys: Array<[string, string, string]> = [
   ['mode', 'SLUICE_MODE', 'enforce'],
   ['http.host', 'SLUICE_HTTP_HOST', '0.0.0.0'],
   ['http.port', 'SLUICE_HTTP_PORT', '9464'],
+  ['http.adminToken', 'SLUICE_HTTP_ADMIN_TOKEN', 'empty'],
   ['log.level', 'SLUICE_LOG_LEVEL', 'info'],
 ];
 
@@ -50,7 +51,7 @@ describe('settingsTable', () => {
   });
 
   it('marks the secrets', () => {
-    expect(rows.filter((row) => row.sensitive).map((row) => row.key)).toEqual(['kafka.sasl.password', 'redis.password']);
+    expect(rows.filter((row) => row.sensitive).map((row) => row.key)).toEqual(['kafka.sasl.password', 'redis.password', 'http.adminToken']);
   });
 
   it('renders a Markdown row per key', () => {

@@ -80,6 +80,31 @@ describe('logger', () => {
     });
   });
 
+  describe('when a URL password holds an @', () => {
+    it('masks all of it, up to the last @ before the host', () => {
+      expect(redactString(`redis://u:${REDIS}@x@redis:6379/0 and more`)).toBe('redis://u:[redacted]@redis:6379/0 and more');
+    });
+  });
+
+  describe('when an ioredis error carrying the AUTH command is logged', () => {
+    /** what ioredis attaches to a reply error: the command and its arguments (AUTH: the password). */
+    const authError = (args: string[]) => Object.assign(new Error('WRONGPASS invalid username-password pair or user is disabled.'), {
+      name: 'ReplyError',
+      command: { name: 'auth', args },
+    });
+
+    it('drops the arguments, whatever key the error is logged under, and keeps the command name', () => {
+      const { logger, lines, text } = capture();
+      logger.warn({ err: authError([REDIS]) }, 'redis connection trouble');
+      logger.warn({ error: authError(['sluice', REDIS]) }, 'as a plain field');
+      logger.error(authError([REDIS]));
+      logger.warn({ err: new Error('wrapped', { cause: authError([REDIS]) }) }, 'as a cause');
+      expectNoSecrets(text());
+      expect(JSON.parse(lines[0]).err.command).toEqual({ name: 'auth', args: '[redacted]' });
+      expect(JSON.parse(lines[0]).err.message).toMatch(/^WRONGPASS/);
+    });
+  });
+
   describe('when the level is above a call', () => {
     it('writes nothing for it', () => {
       const lines: string[] = [];
