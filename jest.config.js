@@ -10,7 +10,8 @@ module.exports = {
     },
     {
       displayName: 'integration',
-      testEnvironment: 'node',
+      // Node's, plus a last kill of any process group a test started (test/helpers/processes.ts).
+      testEnvironment: '<rootDir>/test/helpers/process-owning-environment.ts',
       transform,
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/helpers/global-setup.ts',

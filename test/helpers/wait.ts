@@ -6,7 +6,7 @@
 export interface WaitOptions {
   timeoutMs?: number; // default 30 s
   intervalMs?: number; // default 100 ms
-  message?: string; // what we were waiting for, for the error
+  message?: string | (() => string); // what we were waiting for, for the error (a function: read at the deadline)
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -26,7 +26,8 @@ export const waitFor = async <T>(
     }
     if (Date.now() >= deadline) {
       const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${message}${cause}`);
+      const what = typeof message === 'function' ? message() : message;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
     }
     await sleep(intervalMs);
   }

@@ -1,17 +1,18 @@
 /**
  * What the pipeline's integration tests share: a scenario (random ingress and downstream
  * topics — downstream with LogAppendTime so rates are judged by the broker's clock — a quota
- * file, a Redis key prefix), real `sluice run` child processes (`tsx src/main.ts run`), a
- * paced load of several producers, and the measures the tests judge (window counts, order,
- * duplicates, delays).
+ * file, a Redis key prefix), real `sluice run` child processes (`node --import tsx src/main.ts
+ * run`, each in a process group of its own, killed when its test ends), a paced load of several
+ * producers, and the measures the tests judge (window counts, order, duplicates, delays).
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Kafka, Message } from 'kafkajs';
 import { ConsumedMessage, createTopic, headerValues } from '../../helpers/kafka';
 import { randomKeyPrefix } from '../../helpers/names';
+import { spawnOwned, stopOwned } from '../../helpers/processes';
 import { waitFor } from '../../helpers/wait';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -58,41 +59,44 @@ export interface Sidecar {
   process: ChildProcess;
   lines: string[];
   exited: Promise<number | null>;
-  /** Resolves once both the ingress consumer and the drainer joined their groups. */
+  /** Resolves once both the ingress consumer and the drainer joined their groups (as logged). */
   joined(): Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** The consumer groups a sidecar's log says it joined (the ingress group, then the retry group). */
+const joinedGroups = (lines: string[]): Set<string> =>
+  new Set(lines.filter((l) => l.includes('"msg":"joined the group"')).map((l) => /"group":"([^"]*)"/.exec(l)?.[1] ?? ''));
+
 export const startSidecar = (scenario: Scenario, env: Record<string, string> = {}): Sidecar => {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts', 'run'], {
+  // node with tsx's loader rather than the tsx CLI: one process, which gets the signals itself.
+  const owned = spawnOwned(process.execPath, ['--import', 'tsx', 'src/main.ts', 'run'], {
     cwd: ROOT,
     env: { ...process.env, ...scenario.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const { process: child, exited } = owned;
   const lines: string[] = [];
   const collect = (chunk: Buffer): void => {
     lines.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const exited = new Promise<number | null>((done) => child.on('exit', (code, signal) => done(code ?? (signal ? 128 : null))));
   return {
     process: child,
     lines,
     exited,
     joined: async () => {
-      await waitFor(() => lines.some((l) => l.includes('joined the ingress group')) && lines.some((l) => l.includes('drainer joined')), {
+      await waitFor(() => joinedGroups(lines).size >= 2, {
         timeoutMs: 60_000,
-        message: `sluice to join its groups; output so far:\n${lines.slice(-5).join('\n')}`,
+        message: () => `sluice to join its ingress and retry groups; output so far:\n${lines.slice(-5).join('\n')}`,
       });
     },
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      // Clean-up must never hang a suite: a process still there after its stop budget (and the
-      // watchdog's) is killed. Tests of the graceful stop itself check its exit code and time.
-      const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      return exited.finally(() => clearTimeout(kill));
-    },
+    // Clean-up must never hang a suite: a process still there after its stop budget (and the
+    // watchdog's) is killed with its group. Tests of the graceful stop itself check its exit
+    // code and time. A sidecar not stopped by its test is killed when the test ends
+    // (test/helpers/processes.ts).
+    stop: (signal = 'SIGTERM') => stopOwned(owned, signal),
   };
 };
 
