@@ -1,13 +1,15 @@
 /**
  * Kafka for integration tests, from SLUICE_KAFKA_BROKERS:
- * - `createKafka()` a kafkajs client; `createTopic(kafka, options)` / `createTopics(kafka, n, options)`
- *   create random-named topics up front and wait for their leaders;
+ * - `createKafka()` a kafkajs client whose producers hash keys as Java clients do (kafkajs's
+ *   DefaultPartitioner, murmur2) unless a test chooses another partitioner;
+ * - `createTopic(kafka, options)` / `createTopics(kafka, n, options)` create random-named topics
+ *   up front and wait for their leaders;
  * - `produce(kafka, topic, messages)` writes and resolves once acknowledged;
  * - `waitForMessages(kafka, topic, countOrPredicate, options)` reads through a fresh consumer
  *   group from the beginning until enough messages came; `consumeAll(kafka, topic)` reads
  *   everything up to the current end offsets. Both return messages with headers and timestamps.
  */
-import { IHeaders, ITopicConfig, Kafka, KafkaConfig, logLevel, Message, RecordMetadata } from 'kafkajs';
+import { IHeaders, ITopicConfig, Kafka, KafkaConfig, logLevel, Message, Partitioners, ProducerConfig, RecordMetadata } from 'kafkajs';
 import { randomGroupId, randomName, randomTopicName } from './names';
 import { waitFor } from './wait';
 
@@ -17,8 +19,15 @@ export const kafkaBrokers = (): string[] => {
   return value.split(',').map((broker) => broker.trim());
 };
 
+/** Producers with the partitioner chosen: the Java-compatible one, as the sidecar's. */
+class TestKafka extends Kafka {
+  producer(config: ProducerConfig = {}) {
+    return super.producer({ createPartitioner: Partitioners.DefaultPartitioner, ...config });
+  }
+}
+
 export const createKafka = (config: Partial<KafkaConfig> = {}): Kafka =>
-  new Kafka({ clientId: randomName('sluice-test'), brokers: kafkaBrokers(), logLevel: logLevel.NOTHING, ...config });
+  new TestKafka({ clientId: randomName('sluice-test'), brokers: kafkaBrokers(), logLevel: logLevel.NOTHING, ...config });
 
 export interface TopicOptions {
   prefix?: string; // the name becomes sluice-<prefix>-<time>-<random>
