@@ -2,13 +2,17 @@
  * The read-only HTTP server of CONTRACT.md: /healthz, /readyz, /metrics, /v1/status,
  * /v1/producers/{id}, /v1/producers/{id}/usage, /v1/quotas. Any other method: 405; any
  * other path: 404. Answers are redacted (src/logger.ts) so no secret leaves through here.
- * node:http, no framework.
+ * node:http, no framework. /v1/* is for loopback clients, or for the bearer of
+ * http.adminToken (./admin-access.ts); answers about one producer are kept for a second.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { SluiceError } from '../errors';
 import { redactSecrets, type Logger } from '../logger';
+import { systemClock, type Clock } from '../clock';
+import { adminAccess, isAdminPath } from './admin-access';
+import { createAnswerCache } from './answer-cache';
 import type { StatusProvider } from './status-provider';
 import type { UsageQuery } from '../usage/usage-query';
 import { matchUsagePath, usageReply } from './usage-route';
@@ -23,6 +27,10 @@ export interface HttpServerOptions {
   logger: Logger;
   /** literal secrets to mask in answers (the settings' passwords). */
   secrets?: readonly string[];
+  /** http.adminToken: /v1/* then requires `Authorization: Bearer <token>`; absent: loopback clients only. */
+  adminToken?: string;
+  /** how long answers are kept (default the system clock). */
+  clock?: Clock;
 }
 
 export interface HttpServer {
@@ -51,6 +59,7 @@ const json = (status: number, body: unknown, secrets: readonly string[]): Answer
 const createRoutes = (options: HttpServerOptions, isShuttingDown: () => boolean): Route[] => {
   const { status, metricsRegistry, secrets = [] } = options;
   const answer = (code: number, body: unknown) => json(code, body, secrets);
+  const producerReport = createAnswerCache(async (id) => status.producer(id), { ttlMs: 1000, maxEntries: 10_000, clock: options.clock ?? systemClock });
   const probe = (ok: boolean, reason: string) => answer(ok ? 200 : 503, { status: ok ? 'ok' : reason });
   const exact = (want: string, handler: Handler): Route => (path) => (path === want ? handler : undefined);
   return [
@@ -78,7 +87,7 @@ const createRoutes = (options: HttpServerOptions, isShuttingDown: () => boolean)
         } catch {
           return answer(400, { error: 'producer id is not valid percent-encoding' });
         }
-        const report = await status.producer(id);
+        const report = await producerReport(id);
         return report ? answer(200, report) : answer(404, { error: `no producer ${id}` });
       };
     },
@@ -94,6 +103,7 @@ export const createHttpServer = (options: HttpServerOptions): HttpServer => {
   const { logger, secrets = [] } = options;
   let shutting = false;
   const routes = createRoutes(options, () => shutting);
+  const refusalOf = adminAccess(options.adminToken);
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     let path: string;
@@ -103,6 +113,8 @@ export const createHttpServer = (options: HttpServerOptions): HttpServer => {
     } catch {
       return send(response, json(400, { error: 'bad request target' }, secrets), false);
     }
+    const refusal = isAdminPath(path) ? refusalOf(request) : undefined;
+    if (refusal) return send(response, json(refusal.status, { error: refusal.error }, secrets), false, refusal.headers);
     const found = routes.map((route) => route(path, query)).find((handler) => handler !== undefined);
     if (!found) return send(response, json(404, { error: `no such path ${path}` }, secrets), false);
     if (request.method !== 'GET' && request.method !== 'HEAD') {

@@ -1,0 +1,28 @@
+import { manualClock } from '../../../src/clock';
+import { createAnswerCache } from '../../../src/http/answer-cache';
+import { isLoopback } from '../../../src/http/admin-access';
+
+describe('the answer cache', () => {
+  describe('when more keys are asked for than it keeps', () => {
+    it('forgets the oldest, so a flood of distinct ids cannot grow it without bound', async () => {
+      const clock = manualClock(0);
+      const load = jest.fn(async (key: string) => key.toUpperCase());
+      const cached = createAnswerCache(load, { ttlMs: 1000, maxEntries: 2, clock });
+      for (const key of ['a', 'b', 'c']) await cached(key);
+      await cached('c');
+      await cached('b');
+      expect(load).toHaveBeenCalledTimes(3);
+      await expect(cached('a')).resolves.toBe('A');
+      expect(load).toHaveBeenCalledTimes(4);
+    });
+  });
+});
+
+describe('isLoopback', () => {
+  it.each([['127.0.0.1', true], ['127.1.2.3', true], ['::1', true], ['::ffff:127.0.0.1', true], ['10.0.0.1', false], ['::ffff:10.0.0.1', false], ['fd00::2', false], ['1127.0.0.1', false], [undefined, false]])(
+    '%s → %s',
+    (address, loopback) => {
+      expect(isLoopback(address)).toBe(loopback);
+    },
+  );
+});
