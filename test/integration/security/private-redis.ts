@@ -24,18 +24,21 @@ export interface PrivateRedisOptions {
   password?: string;
   /** a one-node Redis Cluster holding every slot. */
   cluster?: boolean;
+  /** more redis-server arguments, e.g. ['--rename-command', 'CONFIG', '']. */
+  extraArgs?: string[];
 }
 
 const exited = (child: ChildProcess): Promise<void> =>
   child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
 
-export const startPrivateRedis = async ({ password, cluster = false }: PrivateRedisOptions = {}): Promise<PrivateRedis> => {
+export const startPrivateRedis = async ({ password, cluster = false, extraArgs = [] }: PrivateRedisOptions = {}): Promise<PrivateRedis> => {
   const [port] = await freePorts(1, cluster ? 10000 : 0);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-private-redis-'));
   const args = [
     '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
     ...(password !== undefined ? ['--requirepass', password, '--masterauth', password] : []),
     ...(cluster ? ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--cluster-config-file', path.join(dir, 'nodes.conf')] : []),
+    ...extraArgs,
   ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
