@@ -1,5 +1,4 @@
 import { runDrain, type DrainOptions } from '../../../src/drain/drain-command';
-import { startDrainer } from '../../../src/drain/drainer';
 import { consumeAll, headerValues, type ConsumedMessage } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';
 import { createRetryFixture, parkInfo, type RetryFixture } from './retry-fixture';
@@ -72,7 +71,7 @@ describe('sluice drain', () => {
 
   describe('when the retry group has other members', () => {
     it('refuses on the tiers (exit 1) unless --force', async () => {
-      const drainer = await startDrainer(fx.deps);
+      const drainer = await fx.startDrainer();
       try {
         await waitFor(() => drainer.joined(), { message: 'the drainer to join' });
         await expect(drain(options())).rejects.toMatchObject({ code: 'ARGUMENT_INVALID', message: expect.stringContaining('--force') });

@@ -10,11 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka, Message, Producer } from 'kafkajs';
 import pino from 'pino';
+import { createPipeline, createProducer, type Limiter, parkedFlow, stopPipeline } from '../../../src/app/wiring';
 import { systemClock } from '../../../src/clock';
 import { SluiceError } from '../../../src/errors';
 import { loadConfig } from '../../../src/config';
 import type { Config } from '../../../src/config/types';
 import { createFetchDecider } from '../../../src/decide/fetch-decider';
+import { createStoreClock } from '../../../src/decide/store-clock';
+import type { RuleView } from '../../../src/decide/verdict';
+import type { DrainCommandDeps } from '../../../src/drain/drain-command';
 import { createGuardedStore } from '../../../src/decide/guarded-store';
 import { createMemoryStore } from '../../../src/limit/memory-store';
 import { createRedisClient } from '../../../src/limit/redis-client';
@@ -24,19 +28,25 @@ import type { LimiterStore } from '../../../src/limit/types';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import type { ParkInfo } from '../../../src/park/park-headers';
 import { parkMessage } from '../../../src/park/park-message';
-import { createBatchSender, type Sender } from '../../../src/produce/batch-sender';
 import { loadQuotas, resolveRule } from '../../../src/rules';
-import type { DrainerDeps } from '../../../src/drain/drainer';
 import { createKafka, produce } from '../../helpers/kafka';
 import { randomGroupId, randomKeyPrefix, randomTopicName } from '../../helpers/names';
+
+/** The sidecar's drainer of the retry tiers, built as `sluice run` builds it. */
+export interface Drainer {
+  joined(): boolean;
+  stop(): Promise<void>;
+}
 
 export interface RetryFixture {
   kafka: Kafka;
   config: Config;
   store: LimiterStore;
-  sender: Sender;
   metrics: Metrics & { malformed: number };
-  deps: DrainerDeps;
+  ruleOf(producer: string): RuleView;
+  /** What `sluice drain` gets, less its output. */
+  deps: Omit<DrainCommandDeps, 'stdout' | 'stderr'>;
+  startDrainer(): Promise<Drainer>;
   park(topic: string, messages: { id: string; info: ParkInfo }[], at?: number): Promise<void>;
   /** Makes every decide call fail as if Redis were unreachable (the store-error policy applies). */
   setStoreDown(down: boolean): void;
@@ -79,8 +89,8 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
       ...settings,
     },
   });
-  const logger = pino({ level: 'silent' });
-  const clock = systemClock;
+  const logger = pino({ level: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent' });
+  const clock = createStoreClock(systemClock);
   const redis = createRedisClient({ url: config.redis.url, timeoutMs: 1000 });
   const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: 1000 });
   const metrics = { ...noMetrics, malformed: 0, malformedRetryHeaders: (n: number) => void (metrics.malformed += n) };
@@ -93,14 +103,22 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
     store: switchable, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: () => 1, scaleRule,
     clock, metrics, logger, parkDelayMs: 1000,
   });
-  const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode });
-  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1 });
+  const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe });
+  const limiter: Limiter = { store, guarded, decider, clock };
+  const producer: Producer = createProducer(kafka);
   await producer.connect();
-  const sender = createBatchSender({ producer, logger });
   const rules = loadQuotas(config.quotas.file);
-  const deps: DrainerDeps = { kafka, config, decider, ruleOf: (id) => resolveRule(rules, id), sender, clock, metrics, logger };
+  const ruleOf = (id: string): RuleView => resolveRule(rules, id);
+  const partitions = new Map(topics.map((topic) => [topic, 2]));
+  const deps = { kafka, config, producer, limiter, ruleOf, partitions, clock, logger };
   return {
-    kafka, config, store, sender, metrics, deps,
+    kafka, config, store, metrics, deps, ruleOf,
+    async startDrainer() {
+      const pipeline = createPipeline(config, { producer, limiter, ruleOf, partitions, metrics, logger });
+      const flow = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: config.retry.tiers.map((t) => t.topic), hop: true });
+      await flow.start();
+      return { joined: () => flow.consumer.joined(), stop: () => stopPipeline(pipeline, 9000) };
+    },
     setStoreDown: (down) => void (storeDown = down),
     async park(topic, messages, at = Date.now()) {
       const parked: Message[] = messages.map(({ id, info }) => parkMessage({ key: id, value: id, headers: { 'test-id': id } }, info, 2, at));

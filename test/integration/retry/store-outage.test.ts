@@ -1,7 +1,6 @@
-import { startDrainer, type Drainer } from '../../../src/drain/drainer';
 import { consumeAll, headerValues, waitForMessages, type ConsumedMessage } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';
-import { createRetryFixture, parkInfo, type RetryFixture } from './retry-fixture';
+import { createRetryFixture, type Drainer, parkInfo, type RetryFixture } from './retry-fixture';
 
 const idOf = (m: ConsumedMessage): string => headerValues(m.headers, 'test-id')[0];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -13,7 +12,7 @@ describe('when the store fails under limiter.onStoreError = park', () => {
 
   beforeAll(async () => {
     fx = await createRetryFixture({ SLUICE_ON_STORE_ERROR: 'park', SLUICE_RETRY_MAX_ATTEMPTS: '2' });
-    drainer = await startDrainer(fx.deps);
+    drainer = await fx.startDrainer();
     await waitFor(() => drainer.joined(), { message: 'the drainer to join' });
   });
 

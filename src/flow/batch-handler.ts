@@ -1,0 +1,136 @@
+/**
+ * The one eachBatch handler, for ingress and for the retry tiers alike. It never waits for a
+ * release or for memory: it reads the fetched messages in order (skipping offsets this member
+ * already took before a rejoin: kafkajs fetches again from the committed offset), stops a tier
+ * partition at the first message whose turn has not come (src/flow/gate.ts) and pauses it
+ * until then, takes the rest into the flow (route → decide → dispatch: src/flow/take.ts),
+ * tracks each offset until its ack and resolves exactly what it took.
+ */
+import type { Batch, KafkaMessage } from 'kafkajs';
+import type { Clock } from '../clock';
+import type { OffsetTracker } from '../commit/offset-tracker';
+import type { HoldScheduler } from '../hold/hold-scheduler';
+import type { IdentityOptions } from '../identify/identify';
+import type { Metrics } from '../metrics/types';
+import { type Tier, tierOfTopic } from '../park/tiers';
+import type { Dispatcher } from './dispatch';
+import { type FlowItem, fromIngress, fromTier } from './flow-item';
+import { turnOf } from './gate';
+import type { PartitionPauser } from './partition-pauser';
+import { takeItems, type TakeDeps } from './take';
+
+export interface SourceOptions {
+  /** Tiers this source reads (empty for ingress); a topic not among them (the dead-letter topic) is read as parked, with no gate. */
+  tiers: readonly Tier[];
+  /** Whether the source holds parked messages (retry tiers, dead-letter topic) rather than new ones. */
+  parked: boolean;
+  /** Wait for each message's turn (the sidecar); sluice drain takes every message at once. */
+  waitForTurn: boolean;
+  /** How long before its not-before a tier message is taken (hold.maxMs). */
+  readAheadMs: number;
+  identity: IdentityOptions;
+  /** sluice drain: whether to take this message (end offsets, --max); false stops the batch there. */
+  accept?(topic: string, partition: number, message: KafkaMessage): boolean;
+  /** sluice drain: adjusts a parked message before its first step (--ignore-delay, dead-letter redrive). */
+  prepare?(item: FlowItem, now: number): FlowItem;
+}
+
+export interface BatchHandlerDeps {
+  source: SourceOptions;
+  take: TakeDeps;
+  dispatcher: Dispatcher;
+  hold: HoldScheduler;
+  tracker: OffsetTracker;
+  pauser: PartitionPauser;
+  clock: Clock;
+  metrics: Metrics;
+  /** True from the graceful stop on, and for partitions stopped on a message that cannot be written. */
+  refuses(topic: string, partition: number): boolean;
+}
+
+export interface BatchControls {
+  batch: Batch;
+  resolveOffset(offset: string): void;
+  heartbeat(): Promise<void>;
+  isRunning(): boolean;
+  isStale(): boolean;
+}
+
+interface Read {
+  items: FlowItem[];
+  /** Highest offset skipped as already taken before the first new one. */
+  skippedUpTo?: string;
+  /** The first message whose turn has not come: pause until then. */
+  turn?: number;
+  complete: boolean;
+}
+
+const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchControls, now: number): Read => {
+  const { source } = deps;
+  const where = { topic: batch.topic, partition: batch.partition };
+  const tier = tierOfTopic(source.tiers, batch.topic);
+  const offsets = deps.tracker.partition(batch.topic, batch.partition);
+  const result: Read = { items: [], complete: false };
+  let forged = 0;
+  let stopped = false;
+  for (const message of batch.messages) {
+    if (!isRunning() || isStale()) {
+      stopped = true;
+      break;
+    }
+    if (offsets.scheduled(Number(message.offset))) {
+      if (result.items.length === 0) result.skippedUpTo = message.offset;
+      continue;
+    }
+    if (source.accept && !source.accept(batch.topic, batch.partition, message)) {
+      stopped = true;
+      break;
+    }
+    if (!source.parked) {
+      const ingress = fromIngress(message, where, source.identity, now);
+      forged += ingress.forged;
+      result.items.push(ingress.item);
+      continue;
+    }
+    let item = fromTier(message, where, source.identity, now);
+    if (tier && source.waitForTurn) {
+      const turn = turnOf({ tier, parkedAt: Number(message.timestamp), notBefore: item.malformed ? undefined : item.info.notBefore }, now, source.readAheadMs);
+      if (turn > now) {
+        result.turn = turn;
+        stopped = true;
+        break;
+      }
+    }
+    if (item.malformed) deps.metrics.malformedRetryHeaders(1);
+    if (source.prepare) item = source.prepare(item, now);
+    result.items.push(item);
+  }
+  if (forged > 0) deps.metrics.forgedHeadersDropped(forged);
+  result.complete = !stopped;
+  return result;
+};
+
+export const createBatchHandler = (deps: BatchHandlerDeps) =>
+  async (controls: BatchControls): Promise<void> => {
+    const { batch } = controls;
+    const { topic, partition } = batch;
+    if (deps.refuses(topic, partition)) return;
+    // Full: leave the batch unresolved (fetched again later); the hold's pressure pauses fetching.
+    if (deps.hold.isFull()) return;
+    const now = deps.clock.now();
+    const found = read(deps, controls, now);
+    if (process.env.SLUICE_DEBUG_FLOW) process.stderr.write(`batch ${topic}/${partition} n=${batch.messages.length} items=${found.items.length} turn=${found.turn ? found.turn - now : '-'} complete=${found.complete}\n`);
+    const offsets = deps.tracker.partition(topic, partition);
+    const taken = await takeItems(deps.take, deps.dispatcher, found.items, (item) => offsets.track(Number(item.offset)));
+    if (found.complete && taken.count === found.items.length) {
+      // Offset gaps (control records, compaction) inside the batch are covered too.
+      offsets.covered(Number(batch.lastOffset()));
+      controls.resolveOffset(batch.lastOffset());
+    } else {
+      const last = taken.count > 0 ? found.items[taken.count - 1].offset : found.skippedUpTo;
+      if (last !== undefined) controls.resolveOffset(last);
+    }
+    const until = taken.stallUntil ?? found.turn;
+    if (until !== undefined) deps.pauser.pauseUntil(topic, partition, until);
+    await controls.heartbeat();
+  };
