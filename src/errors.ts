@@ -34,6 +34,51 @@ export class SluiceError extends Error {
   }
 }
 
-/** The process exit code of CONTRACT.md for an error that ends a command. */
-export const exitCodeOf = (error: unknown): number =>
-  error instanceof SluiceError ? exitCodes[error.code] : 3;
+/** The errors an error wraps: its cause, and the errors of an aggregate (kafkajs's too). */
+const innerErrors = (error: Error): unknown[] => [error.cause, ...((error as { errors?: unknown[] }).errors ?? [])];
+
+/** Walks an error and what it wraps, at most 5 deep. */
+const findInChain = <T>(error: unknown, pick: (error: Error) => T | undefined, depth = 0): T | undefined => {
+  if (!(error instanceof Error) || depth > 5) return undefined;
+  const found = pick(error);
+  if (found !== undefined) return found;
+  for (const inner of innerErrors(error)) {
+    const deeper = findInChain(inner, pick, depth + 1);
+    if (deeper !== undefined) return deeper;
+  }
+  return undefined;
+};
+
+/** A kafkajs error (KafkaJSError and its kinds), by name: this file does not import kafkajs. */
+export const isKafkaError = (error: unknown): boolean => findInChain(error, (e) => (e.name.startsWith('KafkaJS') ? true : undefined)) === true;
+
+/** Broker error types that mean a topic is missing, denied or misconfigured. */
+const TOPIC_PROBLEMS = new Set([
+  'UNKNOWN_TOPIC_OR_PARTITION', 'UNKNOWN_TOPIC_ID', 'TOPIC_AUTHORIZATION_FAILED', 'INVALID_TOPIC_EXCEPTION', 'TOPIC_ALREADY_EXISTS',
+  'INVALID_PARTITIONS', 'INVALID_REPLICATION_FACTOR', 'INVALID_REPLICA_ASSIGNMENT', 'INVALID_CONFIG', 'POLICY_VIOLATION',
+]);
+
+/**
+ * A kafkajs error met at start, as the SluiceError that ends the command with exit 2: a topic
+ * problem is TOPIC_INVALID, anything else KAFKA_UNREACHABLE; `doing` says what was being done.
+ * Any other error is returned as it is.
+ */
+export const kafkaErrorOf = (doing: string, error: unknown): unknown => {
+  if (error instanceof SluiceError || !isKafkaError(error)) return error;
+  const type = findInChain(error, (e) => {
+    const { type: found } = e as { type?: unknown };
+    return typeof found === 'string' ? found : undefined;
+  });
+  const code: ErrorCode = type !== undefined && TOPIC_PROBLEMS.has(type) ? 'TOPIC_INVALID' : 'KAFKA_UNREACHABLE';
+  const message = `${doing}: ${(error as Error).message}${type !== undefined ? ` (${type})` : ''}`;
+  return new SluiceError(code, message, { cause: error, retriable: code === 'KAFKA_UNREACHABLE' });
+};
+
+/**
+ * The process exit code of CONTRACT.md for an error that ends a command. A kafkajs error
+ * that was not wrapped (found anywhere in the causes) is a Kafka problem: 2, not 3.
+ */
+export const exitCodeOf = (error: unknown): number => {
+  if (error instanceof SluiceError) return exitCodes[error.code];
+  return isKafkaError(error) ? 2 : 3;
+};

@@ -1,12 +1,13 @@
 /**
  * The topic check at start of `sluice run`: ingress and downstream must exist; the retry
  * tiers and the dead-letter topic must exist configured for parking, or are created so when
- * topics.create is true. Any problem is a SluiceError TOPIC_INVALID (exit 2) naming the topic.
+ * topics.create is true. Any problem is a SluiceError TOPIC_INVALID (exit 2) naming the topic;
+ * a Kafka error on the way is TOPIC_INVALID or KAFKA_UNREACHABLE (exit 2 as well).
  * Returns every topic's partition count (the park writer picks a producer's partition).
  */
 import { Admin, ConfigResourceTypes } from 'kafkajs';
 import type { Logger } from 'pino';
-import { SluiceError } from '../errors';
+import { kafkaErrorOf, SluiceError } from '../errors';
 import { createdTopicConfig, downstreamWarnings, parkTopicProblems, TopicConfig } from './topic-requirements';
 
 export interface TopicPlan {
@@ -43,7 +44,13 @@ const partitionCounts = async (admin: Admin, topics: readonly string[]): Promise
 const invalid = (topic: string, what: string): SluiceError =>
   new SluiceError('TOPIC_INVALID', `topic ${topic}: ${what}`);
 
-export const checkTopics = async (admin: Admin, plan: TopicPlan, logger: Logger): Promise<Map<string, number>> => {
+/** Any Kafka error on the way is a SluiceError too (exit 2), saying the topics were being checked. */
+export const checkTopics = (admin: Admin, plan: TopicPlan, logger: Logger): Promise<Map<string, number>> =>
+  checkTopicsOnce(admin, plan, logger).catch((error: unknown) => {
+    throw kafkaErrorOf('checking the topics at start', error);
+  });
+
+const checkTopicsOnce = async (admin: Admin, plan: TopicPlan, logger: Logger): Promise<Map<string, number>> => {
   const existing = new Set(await admin.listTopics());
   for (const required of [plan.ingress, plan.downstream]) {
     if (!existing.has(required)) throw invalid(required, 'does not exist (sluice never creates the ingress or downstream topic)');
