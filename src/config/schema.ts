@@ -24,7 +24,7 @@ export const schema = {
   kafka: {
     brokers: { doc: 'Kafka bootstrap brokers, host:port, comma-separated.', format: 'sluice-brokers', default: '127.0.0.1:9092', env: 'SLUICE_KAFKA_BROKERS' },
     clientId: { doc: 'Kafka client id of the consumers and the producer.', format: 'sluice-string', default: 'sluice', env: 'SLUICE_KAFKA_CLIENT_ID' },
-    ssl: { doc: 'Connect to Kafka with TLS (also on when kafka.sslCa is set).', format: 'sluice-boolean', default: false, env: 'SLUICE_KAFKA_SSL' },
+    ssl: { doc: 'Connect to Kafka with TLS (also on when kafka.sslCa or kafka.sslCert is set).', format: 'sluice-boolean', default: false, env: 'SLUICE_KAFKA_SSL' },
     sslCa: { doc: 'Path of a PEM file with the CA certificates that sign the brokers\' certificates; empty: the system CAs.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SSL_CA' },
     sslCert: { doc: 'Path of a PEM file with the client certificate for TLS client authentication (mTLS); set with kafka.sslKey.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SSL_CERT' },
     sslKey: { doc: 'Path of a PEM file with the private key of kafka.sslCert (unencrypted); set with kafka.sslCert.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SSL_KEY' },
@@ -45,7 +45,7 @@ export const schema = {
   group: { doc: 'Consumer group of the ingress topic (a new group starts from the earliest offset).', format: 'sluice-optional-string', default: '', env: 'SLUICE_GROUP_ID', defaultText: 'sluice.<ingress>' },
   retry: {
     group: { doc: 'Consumer group of the drainer of the retry tiers (and of sluice drain).', format: 'sluice-optional-string', default: '', env: 'SLUICE_RETRY_GROUP_ID', defaultText: '<group>.retry' },
-    tiers: { doc: 'Fixed delays of the retry tiers, one topic each.', format: 'sluice-durations', default: '5s,1m,10m,1h', env: 'SLUICE_RETRY_TIERS' },
+    tiers: { doc: 'Fixed delays of the retry tiers, one topic each. The default lets any wait up to a day be parked with at most two tier writes.', format: 'sluice-durations', default: '5s,15s,1m,5m,15m,1h,6h,1d', env: 'SLUICE_RETRY_TIERS' },
     maxAttempts: { doc: 'A message is decided at most this many times, then dead-lettered.', format: 'sluice-positive-int', default: 10, env: 'SLUICE_RETRY_MAX_ATTEMPTS' },
     maxAge: { doc: 'A message older than this since first seen is dead-lettered.', format: 'sluice-duration', default: '1d', env: 'SLUICE_RETRY_MAX_AGE' },
   },
