@@ -119,7 +119,6 @@ export const createBatchHandler = (deps: BatchHandlerDeps) =>
     if (deps.hold.isFull()) return;
     const now = deps.clock.now();
     const found = read(deps, controls, now);
-    if (process.env.SLUICE_DEBUG_FLOW) process.stderr.write(`batch ${topic}/${partition} n=${batch.messages.length} items=${found.items.length} turn=${found.turn ? found.turn - now : '-'} complete=${found.complete}\n`);
     const offsets = deps.tracker.partition(topic, partition);
     const taken = await takeItems(deps.take, deps.dispatcher, found.items, (item) => offsets.track(Number(item.offset)));
     if (found.complete && taken.count === found.items.length) {

@@ -53,9 +53,13 @@ describe('loadConfig', () => {
     it('names one topic per retry tier, shortest first', () => {
       expect(config.retry.tiers).toEqual([
         { delayMs: 5000, label: '5s', topic: 'orders.retry.5s' },
+        { delayMs: 15_000, label: '15s', topic: 'orders.retry.15s' },
         { delayMs: 60_000, label: '1m', topic: 'orders.retry.1m' },
-        { delayMs: 600_000, label: '10m', topic: 'orders.retry.10m' },
+        { delayMs: 300_000, label: '5m', topic: 'orders.retry.5m' },
+        { delayMs: 900_000, label: '15m', topic: 'orders.retry.15m' },
         { delayMs: 3_600_000, label: '1h', topic: 'orders.retry.1h' },
+        { delayMs: 21_600_000, label: '6h', topic: 'orders.retry.6h' },
+        { delayMs: 86_400_000, label: '1d', topic: 'orders.retry.1d' },
       ]);
     });
 

@@ -17,7 +17,7 @@ const contractKeys: Array<[string, string, string]> = [
   ['topics.create', 'SLUICE_TOPICS_CREATE', 'false'],
   ['group', 'SLUICE_GROUP_ID', 'sluice.<ingress>'],
   ['retry.group', 'SLUICE_RETRY_GROUP_ID', '<group>.retry'],
-  ['retry.tiers', 'SLUICE_RETRY_TIERS', '5s,1m,10m,1h'],
+  ['retry.tiers', 'SLUICE_RETRY_TIERS', '5s,15s,1m,5m,15m,1h,6h,1d'],
   ['retry.maxAttempts', 'SLUICE_RETRY_MAX_ATTEMPTS', '10'],
   ['retry.maxAge', 'SLUICE_RETRY_MAX_AGE', '1d'],
   ['hold.maxMs', 'SLUICE_HOLD_MAX_MS', '5000'],

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
 import { createFetchDecider, coalesceDecider } from '../../../src/decide/fetch-decider';
+import { createStoreClock } from '../../../src/decide/store-clock';
 import { createGuardedStore, StoreErrorPolicy } from '../../../src/decide/guarded-store';
 import type { Candidate, RuleView } from '../../../src/decide/verdict';
 import type { DecideRequest, LimiterStore, LimitRule } from '../../../src/limit/types';
@@ -34,13 +35,13 @@ const failing: LimiterStore = {
 };
 
 const build = (store: LimiterStore, opts: { policy?: StoreErrorPolicy; local?: LimiterStore; mode?: 'enforce' | 'shadow' } = {}) => {
-  const clock = manualClock(1_000_000);
+  const clock = createStoreClock(manualClock(1_000_000));
   const guarded = createGuardedStore({
     store, local: opts.local ?? fakeStore().store, policy: opts.policy ?? 'forward', members: () => 4,
     scaleRule: (r, share) => ({ ...r, intervalMs: r.intervalMs / share }), clock, metrics: noMetrics,
     logger: pino({ level: 'silent' }), parkDelayMs: 5000,
   });
-  return { clock, guarded, decider: createFetchDecider({ store: guarded, clock, holdMaxMs: 5000, mode: opts.mode ?? 'enforce' }) };
+  return { clock, guarded, decider: createFetchDecider({ store: guarded, clock, holdMaxMs: 5000, mode: opts.mode ?? 'enforce', observe: clock.observe }) };
 };
 
 const c = (producer: string, rv: RuleView = limited): Candidate => ({ producer, rule: rv, size: 10 });
@@ -63,17 +64,29 @@ describe('when a fetch holds messages of several producers', () => {
 });
 
 describe('when the store answers on its own clock', () => {
-  it('converts instants to local time, holds waits up to hold.maxMs and parks longer ones as delayed', async () => {
+  // The flow runs on the store's clock (DESIGN.md "One clock"): instants stay the store's, and
+  // the flow's clock takes the store's offset from the reply (before: instants were converted to local time).
+  it('keeps instants on the store clock, moves the flow clock to it, holds waits up to hold.maxMs and parks longer ones as delayed', async () => {
     const { store } = fakeStore(4);
-    const { decider } = build(store);
+    const { decider, clock } = build(store);
     const v = await decider.decide([c('a'), c('a'), c('a'), c('a'), c('a')]);
+    expect(clock.offset()).toBe(10_000);
+    expect(clock.now()).toBe(1_010_000);
     expect(v).toEqual([
-      { kind: 'forward', at: 1_000_000, spacingMs: 100 },
-      { kind: 'forward', at: 1_002_000, spacingMs: 100 },
-      { kind: 'forward', at: 1_004_000, spacingMs: 100 },
-      { kind: 'park', reason: { kind: 'delayed' }, notBefore: 1_006_000 },
-      { kind: 'park', reason: { kind: 'overflow', limit: '1000/h' }, notBefore: 1_009_000 },
+      { kind: 'forward', at: 1_010_000, spacingMs: 100 },
+      { kind: 'forward', at: 1_012_000, spacingMs: 100 },
+      { kind: 'forward', at: 1_014_000, spacingMs: 100 },
+      { kind: 'park', reason: { kind: 'delayed' }, notBefore: 1_016_000 },
+      { kind: 'park', reason: { kind: 'overflow', limit: '1000/h' }, notBefore: 1_019_000 },
     ]);
+  });
+
+  it('decides a late retry as of its turn, without moving the flow clock', async () => {
+    const { store, calls } = fakeStore();
+    const { decider, clock } = build(store);
+    await decider.decide([{ ...c('a'), asOf: 999_000 }, c('a')]);
+    expect(calls.map((x) => [x.sizes.length, x.now])).toEqual([[1, 999_000], [1, undefined]]);
+    expect(clock.offset()).toBe(10_000);
   });
 });
 
@@ -83,9 +96,9 @@ describe('when the mode is shadow', () => {
     const { decider } = build(store, { mode: 'shadow' });
     const v = await decider.decide([c('a'), c('a'), c('a')]);
     expect(v).toEqual([
-      { kind: 'forward', at: 1_000_000 },
-      { kind: 'forward', at: 1_000_000, shadow: 'delayed' },
-      { kind: 'forward', at: 1_000_000, shadow: 'overflowed' },
+      { kind: 'forward', at: 1_010_000 },
+      { kind: 'forward', at: 1_010_000, shadow: 'delayed' },
+      { kind: 'forward', at: 1_010_000, shadow: 'overflowed' },
     ]);
   });
 });
@@ -132,7 +145,7 @@ describe('when several partitions of one fetch are decided in the same tick', ()
     const [p0, p1] = await Promise.all([merged.decide([c('a'), c('b')]), merged.decide([c('a')])]);
     expect(calls.map((x) => [x.producer, x.sizes.length])).toEqual([['a', 2], ['b', 1]]);
     expect(p0).toHaveLength(2);
-    expect(p1).toEqual([{ kind: 'forward', at: 1_002_000, spacingMs: 100 }]);
+    expect(p1).toEqual([{ kind: 'forward', at: 1_012_000, spacingMs: 100 }]);
   });
 });
 
