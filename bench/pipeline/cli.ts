@@ -1,19 +1,21 @@
 /**
  * `npm run bench`: sluice against the plain kafkajs pipe on the real broker and Redis. Runs
- * the phases in turn, prints one markdown table, writes bench/results/<date>.json. Progress
- * goes to stderr; the table alone to stdout.
+ * the phases in turn (BENCH_PHASES=throughput,latency,accuracy,backlog,memory chooses some;
+ * `BENCH_PHASES=backlog` alone takes about 4 minutes), prints one markdown table, writes
+ * bench/results/<date>.json. Progress goes to stderr; the table alone to stdout.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { measureAccuracy } from './accuracy';
+import { type BacklogRun, measureBacklog } from './backlog';
 import { createContext } from './context';
 import { measureLatency } from './latency';
-import { measureMemory } from './memory';
+import { measureMemory, type MemoryResult } from './memory';
 import { renderTable } from './report';
 import { servicesEnv } from './services-env';
-import { benchSettings } from './settings';
-import { buildResult, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
+import { benchSettings, type Phase } from './settings';
+import { buildResult, type LatencySummary, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
 import { measureThroughput } from './throughput';
 
 const started = Date.now();
@@ -33,28 +35,51 @@ const main = async (): Promise<void> => {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   say(`load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')}; side logs in ${ctx.logDir}`);
+  const selected = (phase: Phase): boolean => settings.phases.includes(phase);
   try {
     const throughput: ThroughputSummary[] = [];
-    for (const producers of settings.producerCounts) {
-      say(`throughput: ${settings.count} × 1 KiB from ${producers} producers, ${settings.rounds} alternations`);
-      const runs = await measureThroughput(ctx, { count: settings.count, producers, rounds: settings.rounds });
-      throughput.push(summarizeThroughput(runs, producers, settings.count));
+    if (selected('throughput')) {
+      for (const producers of settings.producerCounts) {
+        say(`throughput: ${settings.count} × 1 KiB from ${producers} producers, ${settings.rounds} alternations`);
+        const runs = await measureThroughput(ctx, { count: settings.count, producers, rounds: settings.rounds });
+        throughput.push(summarizeThroughput(runs, producers, settings.count));
+      }
     }
-    const rate = Math.round(throughput[0].pipeMsgsPerSec.median / 2);
-    say(`latency: ${rate} msg/s (half the pipe's median) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
-    const latency = summarizeLatency(await measureLatency(ctx, { rate, seconds: settings.latencySeconds, rounds: settings.rounds }), rate);
-    const low = settings.latencyLowRate;
-    say(`latency: ${low} msg/s (below the sidecar's saturation) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
-    const latencyLow = summarizeLatency(await measureLatency(ctx, { rate: low, seconds: settings.latencySeconds, rounds: settings.rounds }), low);
+    let latency: LatencySummary | undefined;
+    let latencyLow: LatencySummary | undefined;
+    if (selected('latency')) {
+      const rate = Math.round(throughput[0].pipeMsgsPerSec.median / 2);
+      say(`latency: ${rate} msg/s (half the pipe's median) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
+      latency = summarizeLatency(await measureLatency(ctx, { rate, seconds: settings.latencySeconds, rounds: settings.rounds }), rate);
+      const low = settings.latencyLowRate;
+      say(`latency: ${low} msg/s (below the sidecar's saturation) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
+      latencyLow = summarizeLatency(await measureLatency(ctx, { rate: low, seconds: settings.latencySeconds, rounds: settings.rounds }), low);
+    }
     const accuracyRuns = [];
-    for (const replicas of [1, 2]) {
-      say(`accuracy: ${settings.accuracyProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.accuracySeconds} s, ${replicas} replica(s)`);
-      accuracyRuns.push(await measureAccuracy(ctx, {
-        replicas, seconds: settings.accuracySeconds, producers: settings.accuracyProducers, quotaPerSec: settings.quotaPerSec, queue: `${settings.queueSeconds}s`,
-      }));
+    if (selected('accuracy')) {
+      for (const replicas of [1, 2]) {
+        say(`accuracy: ${settings.accuracyProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.accuracySeconds} s, ${replicas} replica(s)`);
+        accuracyRuns.push(await measureAccuracy(ctx, {
+          replicas, seconds: settings.accuracySeconds, producers: settings.accuracyProducers, quotaPerSec: settings.quotaPerSec, queue: `${settings.queueSeconds}s`,
+        }));
+      }
     }
-    say(`memory: ${settings.memoryProducers} distinct producers, one message each, rule 1/h`);
-    const memory = await measureMemory(ctx, settings.memoryProducers);
+    const backlogRuns: BacklogRun[] = [];
+    if (selected('backlog')) {
+      for (const queue of settings.backlogQueues) {
+        for (const replicas of [1, 2]) {
+          say(`backlog: ${settings.backlogProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.backlogSeconds} s, queue ${queue}, ${replicas} replica(s), default tiers, then drained`);
+          const run = await measureBacklog(ctx, { replicas, seconds: settings.backlogSeconds, producers: settings.backlogProducers, quotaPerSec: settings.quotaPerSec, queue });
+          say(`backlog: quota used min ${run.minQuotaUsedPct.toFixed(1)}%, busiest second ${run.maxBusiestRatio.toFixed(2)}× rate, ${run.tierWrites.perParked.toFixed(2)} tier writes per parked message, drained in ${run.drainSeconds.toFixed(0)} s`);
+          backlogRuns.push(run);
+        }
+      }
+    }
+    let memory: MemoryResult | undefined;
+    if (selected('memory')) {
+      say(`memory: ${settings.memoryProducers} distinct producers, one message each, rule 1/h`);
+      memory = await measureMemory(ctx, settings.memoryProducers);
+    }
     const date = new Date().toISOString();
     const result = buildResult({
       date,
@@ -63,17 +88,18 @@ const main = async (): Promise<void> => {
         seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (node --import tsx), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree',
       },
       throughput, latency, latencyLow,
-      accuracy: {
+      accuracy: selected('accuracy') ? {
         quotaPerSec: settings.quotaPerSec, seconds: settings.accuracySeconds, queue: `${settings.queueSeconds}s`,
         capacityMessages: settings.quotaPerSec * settings.queueSeconds, runs: accuracyRuns,
-      },
+      } : undefined,
+      backlog: selected('backlog') ? { quotaPerSec: settings.quotaPerSec, seconds: settings.backlogSeconds, producers: settings.backlogProducers, runs: backlogRuns } : undefined,
       memory,
     });
     const dir = path.resolve(__dirname, '../results');
     mkdirSync(dir, { recursive: true });
     const file = path.join(dir, `${date.replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-    process.stdout.write(`${renderTable(result)}\n\n${settings.count} messages per throughput run; load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} after; ${result.environment.seconds} s; ${file}\n`);
+    process.stdout.write(`${renderTable(result)}\n\nphases ${settings.phases.join(', ')}; ${settings.count} messages per throughput run; load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} after; ${result.environment.seconds} s; ${file}\n`);
   } finally {
     await ctx.close();
   }

@@ -8,38 +8,52 @@ const check = (ok: boolean): string => (ok ? 'met' : '**missed**');
 
 export const renderTable = (r: BenchResult): string => {
   const rows: string[][] = [];
-  for (const t of r.throughput.byProducers) {
+  const byProducers = r.throughput?.byProducers ?? [];
+  for (const t of byProducers) {
     rows.push([`throughput, ${t.producers} producers (msg/s)`, sum(t.sluiceMsgsPerSec), sum(t.pipeMsgsPerSec), `ratio ${sum(t.ratio, 2)}`, '≥ 0.9', check(t.ratio.median >= 0.9)]);
   }
-  for (const t of r.throughput.byProducers) {
+  for (const t of byProducers) {
     const target = t.producers >= 100 ? 0.1 : 0.02;
     rows.push([`script calls / message, ${t.producers} producers`, sum(t.scriptCallsPerMessage, 4), `${sum(t.backgroundCallsPerMessage, 4)} (background)`, '', `≤ ${target}`, check(t.scriptCallsPerMessage.median <= target)]);
   }
-  for (const t of r.throughput.byProducers) {
+  for (const t of byProducers) {
     rows.push([`CPU s / 1M messages, ${t.producers} producers`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1),
       `× ${num(t.sluiceCpuSecPerMillion.median / t.pipeCpuSecPerMillion.median, 2)}`, '', '']);
   }
-  for (const [l, what] of [[r.latency.detail, 'half the pipe\'s max'], [r.latency.belowSaturation, 'below saturation']] as const) {
+  const latencies = r.latency ? [[r.latency.detail, 'half the pipe\'s max'], [r.latency.belowSaturation, 'below saturation']] as const : [];
+  for (const [l, what] of latencies) {
     rows.push([`latency p50 at ${l.rate} msg/s, ${what} (ms)`, sum(l.sluiceP50Ms), sum(l.pipeP50Ms), `added ${sum(l.p50AddedMs)}`, '≤ 1 ms added', check(l.p50AddedMs.median <= 1)]);
     rows.push([`latency p99 at ${l.rate} msg/s, ${what} (ms)`, sum(l.sluiceP99Ms), sum(l.pipeP99Ms), `added ${sum(l.p99AddedMs)}`, 'reported', '']);
   }
   const a = r.accuracy;
-  for (const run of a.runs) {
+  for (const run of a?.runs ?? []) {
+    if (!a) continue;
     const who = `${run.producers} producers at 3× ${a.quotaPerSec}/s, ${a.seconds} s, ${run.replicas} replica${run.replicas > 1 ? 's' : ''}`;
     rows.push([`rate error max / mean (%), ${who}`, `${num(run.maxErrorPct, 2)} / ${num(run.meanErrorPct, 2)}`, '', '', '≤ 1%', check(run.maxErrorPct <= 1)]);
     rows.push([`quota used while backlogged min / mean (%), ${run.replicas} replica(s)`, `${num(run.minQuotaUsedPct, 1)} / ${num(run.meanQuotaUsedPct, 1)}`, '', '', '≥ 95%', check(run.minQuotaUsedPct >= 95)]);
     rows.push([`largest count in 1 s, ${run.replicas} replica(s)`, num(run.max1sCount), '', `rate·1s = ${a.quotaPerSec}`, `≤ rate·1s + capacity (${a.quotaPerSec + a.capacityMessages})`, check(run.max1sCount <= a.quotaPerSec + a.capacityMessages)]);
   }
+  for (const run of r.backlog?.runs ?? []) {
+    const who = `${run.producers} producers at 3× ${r.backlog?.quotaPerSec}/s, ${r.backlog?.seconds} s, queue ${run.queue}, ${run.replicas} replica${run.replicas > 1 ? 's' : ''}`;
+    rows.push([`backlog: quota used while backlogged min / mean (%), ${who}`, `${num(run.minQuotaUsedPct, 1)} / ${num(run.meanQuotaUsedPct, 1)}`, '', `drained in ${num(run.drainSeconds)} s`, '≥ 98%', check(run.minQuotaUsedPct >= 98)]);
+    rows.push([`backlog: busiest second ÷ rate max / median, queue ${run.queue}, ${run.replicas} replica(s)`, `${num(run.maxBusiestRatio, 2)} / ${num(run.medianBusiestRatio, 2)}`, '', '', '≤ 1.15', check(run.maxBusiestRatio <= 1.15)]);
+    const w = run.tierWrites;
+    rows.push([`backlog: tier writes per parked message, queue ${run.queue}, ${run.replicas} replica(s)`, num(w.perParked, 2), '', `${w.records} writes, ${w.parked} parked`, '≤ 2', check(!(w.perParked > 2))]);
+    rows.push([`backlog: lost / duplicates / dead-lettered, queue ${run.queue}, ${run.replicas} replica(s)`, `${run.lost} / ${run.duplicates} / ${run.deadLettered}`, '', `of ${run.offered}`, '0 / 0 / 0', check(run.lost + run.duplicates + run.deadLettered === 0)]);
+  }
   const m = r.memory;
   const timeouts = [
-    ...r.throughput.byProducers.map((t) => `throughput/${t.producers}: ${t.sluiceStoreErrors}`),
-    ...a.runs.map((run) => `accuracy/${run.replicas}: ${run.storeErrors}`),
-    `memory: ${m.storeErrors}`,
+    ...byProducers.map((t) => `throughput/${t.producers}: ${t.sluiceStoreErrors}`),
+    ...(a?.runs ?? []).map((run) => `accuracy/${run.replicas}: ${run.storeErrors}`),
+    ...(r.backlog?.runs ?? []).map((run) => `backlog/${run.queue}/${run.replicas}: ${run.storeErrors}`),
+    ...(m ? [`memory: ${m.storeErrors}`] : []),
   ];
   rows.push(['limiter store calls timed out (answered by limiter.onStoreError)', timeouts.join('; '), '', '', '0', check(timeouts.every((t) => t.endsWith(': 0')))]);
-  rows.push(['duplicates downstream (accuracy runs)', a.runs.map((run) => `${run.replicas} replica(s): ${run.duplicates}`).join('; '), '', '', '0', check(a.runs.every((run) => run.duplicates === 0))]);
-  rows.push([`Redis bytes / tracked producer (${m.producers} producers, rule 1/h)`, `${num(m.redisBytesPerProducer)} (MEMORY USAGE ${num(m.redisKeyBytesSampled)})`, '', '', '≤ 150', check(m.redisBytesPerProducer <= 150)]);
-  rows.push([`sidecar heap after gc / tracked producer`, num(m.heapBytesPerProducer), '', '', '≤ 300', check(m.heapBytesPerProducer <= 300)]);
+  if (a) rows.push(['duplicates downstream (accuracy runs)', a.runs.map((run) => `${run.replicas} replica(s): ${run.duplicates}`).join('; '), '', '', '0', check(a.runs.every((run) => run.duplicates === 0))]);
+  if (m) {
+    rows.push([`Redis bytes / tracked producer (${m.producers} producers, rule 1/h)`, `${num(m.redisBytesPerProducer)} (MEMORY USAGE ${num(m.redisKeyBytesSampled)})`, '', '', '≤ 150', check(m.redisBytesPerProducer <= 150)]);
+    rows.push([`sidecar heap after gc / tracked producer`, num(m.heapBytesPerProducer), '', '', '≤ 300', check(m.heapBytesPerProducer <= 300)]);
+  }
   const header = ['measure', 'sluice', 'plain pipe', 'comparison', 'target', ''];
   return [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`).join('\n');
 };

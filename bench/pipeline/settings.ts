@@ -17,7 +17,28 @@ export interface BenchSettings {
   quotaPerSec: number;
   queueSeconds: number;
   memoryProducers: number;
+  /** BENCH_PHASES: which phases run (default all); `accuracy` includes `backlog`. */
+  phases: Phase[];
+  /** Backlog runs (issue 9): producers at 3× quotaPerSec for backlogSeconds, then drained. */
+  backlogSeconds: number;
+  backlogProducers: number;
+  backlogQueues: string[];
 }
+
+export const PHASES = ['throughput', 'latency', 'accuracy', 'backlog', 'memory'] as const;
+export type Phase = (typeof PHASES)[number];
+
+/** `throughput,latency,…`; `accuracy` brings `backlog` with it; latency needs throughput (its rate is half the pipe's). */
+export const parsePhases = (raw: string | undefined): Phase[] => {
+  if (raw === undefined || raw.trim() === '') return [...PHASES];
+  const names = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const bad = names.filter((p) => !(PHASES as readonly string[]).includes(p));
+  if (bad.length > 0) throw new Error(`BENCH_PHASES: unknown phase(s) ${bad.join(', ')}; expected some of ${PHASES.join(', ')}`);
+  const phases = new Set(names as Phase[]);
+  if (phases.has('accuracy')) phases.add('backlog');
+  if (phases.has('latency') && !phases.has('throughput')) throw new Error('BENCH_PHASES: latency needs throughput (its rate is half the pipe\'s)');
+  return PHASES.filter((p) => phases.has(p));
+};
 
 const int = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
   const raw = env[name];
@@ -38,4 +59,8 @@ export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
   quotaPerSec: 100,
   queueSeconds: 60,
   memoryProducers: int(env, 'BENCH_MEMORY_PRODUCERS', 100_000),
+  phases: parsePhases(env.BENCH_PHASES),
+  backlogSeconds: int(env, 'BENCH_BACKLOG_SECONDS', 10),
+  backlogProducers: int(env, 'BENCH_BACKLOG_PRODUCERS', 10),
+  backlogQueues: ['5s', '60s'],
 });

@@ -22,6 +22,8 @@ export interface SluiceSetup {
   keyPrefix: string;
   /** More SLUICE_* settings for this phase (e.g. SLUICE_REDIS_TIMEOUT_MS). */
   env?: Record<string, string>;
+  /** 'default': leave retry.tiers to sluice (the tier topics are then found by name); otherwise TIERS. */
+  tiers?: 'default';
 }
 
 export const TIERS = ['5s', '1m'];
@@ -55,7 +57,7 @@ export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: Slui
   SLUICE_GROUP_ID: topics.group,
   SLUICE_RETRY_TOPIC: `${setup.parking}.retry`,
   SLUICE_DEAD_LETTER_TOPIC: `${setup.parking}.dlq`,
-  SLUICE_RETRY_TIERS: TIERS.join(','),
+  ...(setup.tiers === 'default' ? {} : { SLUICE_RETRY_TIERS: TIERS.join(',') }),
   SLUICE_TOPICS_CREATE: 'true',
   SLUICE_QUOTAS_FILE: setup.quotasFile,
   SLUICE_REDIS_KEY_PREFIX: setup.keyPrefix,

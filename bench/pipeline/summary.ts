@@ -4,6 +4,7 @@
  * the range over the rounds.
  */
 import type { AccuracyRun } from './accuracy';
+import type { BacklogRun } from './backlog';
 import type { LatencyRun } from './latency';
 import type { MemoryResult } from './memory';
 import { pairwise, summarize, type Summary } from './stats';
@@ -69,42 +70,57 @@ export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): Lat
 
 const range = (s: Summary): [number, number] => [s.min, s.max];
 
+export interface BacklogSection {
+  quotaPerSec: number;
+  seconds: number;
+  producers: number;
+  runs: BacklogRun[];
+}
+
 /**
  * The JSON record. The headline keys are numbers (medians): throughput.ratio,
- * scriptCallsPerMessage, latency.p50AddedMs, accuracy.maxErrorPct, memory.redisBytesPerProducer;
- * ranges and per-run details sit beside them.
+ * scriptCallsPerMessage, latency.p50AddedMs, accuracy.maxErrorPct, backlog.minQuotaUsedPct,
+ * backlog.maxBusiestRatio, backlog.maxTierWritesPerParked, memory.redisBytesPerProducer;
+ * ranges and per-run details sit beside them. A phase left out (BENCH_PHASES) has no key.
  */
 export const buildResult = (input: {
   date: string;
   environment: Record<string, unknown>;
   throughput: ThroughputSummary[];
-  latency: LatencySummary;
-  latencyLow: LatencySummary;
-  accuracy: { quotaPerSec: number; seconds: number; queue: string; capacityMessages: number; runs: AccuracyRun[] };
-  memory: MemoryResult;
+  latency?: LatencySummary;
+  latencyLow?: LatencySummary;
+  accuracy?: { quotaPerSec: number; seconds: number; queue: string; capacityMessages: number; runs: AccuracyRun[] };
+  backlog?: BacklogSection;
+  memory?: MemoryResult;
 }) => {
   const [many, few] = input.throughput;
   return {
     date: input.date,
     environment: input.environment,
-    throughput: { ratio: many.ratio.median, ratioRange: range(many.ratio), byProducers: input.throughput },
-    scriptCallsPerMessage: many.scriptCallsPerMessage.median,
+    throughput: many ? { ratio: many.ratio.median, ratioRange: range(many.ratio), byProducers: input.throughput } : undefined,
+    scriptCallsPerMessage: many?.scriptCallsPerMessage.median,
     scriptCallsPerMessageBy: Object.fromEntries(input.throughput.map((t) => [`producers${t.producers}`, t.scriptCallsPerMessage.median])),
-    latency: {
+    latency: input.latency && input.latencyLow ? {
       p50AddedMs: input.latency.p50AddedMs.median,
       p50AddedMsRange: range(input.latency.p50AddedMs),
       p99AddedMs: input.latency.p99AddedMs.median,
       p99AddedMsRange: range(input.latency.p99AddedMs),
       detail: input.latency,
       belowSaturation: input.latencyLow,
-    },
-    accuracy: { maxErrorPct: Math.max(...input.accuracy.runs.map((r) => r.maxErrorPct)), ...input.accuracy },
+    } : undefined,
+    accuracy: input.accuracy ? { maxErrorPct: Math.max(...input.accuracy.runs.map((r) => r.maxErrorPct)), ...input.accuracy } : undefined,
+    backlog: input.backlog ? {
+      minQuotaUsedPct: Math.min(...input.backlog.runs.map((r) => r.minQuotaUsedPct)),
+      maxBusiestRatio: Math.max(...input.backlog.runs.map((r) => r.maxBusiestRatio)),
+      maxTierWritesPerParked: Math.max(...input.backlog.runs.map((r) => r.tierWrites.perParked)),
+      ...input.backlog,
+    } : undefined,
     memory: input.memory,
-    cpu: {
+    cpu: many ? {
       sluiceSecPerMillion: many.sluiceCpuSecPerMillion.median,
       pipeSecPerMillion: many.pipeCpuSecPerMillion.median,
       ...(few ? { sluiceSecPerMillion10: few.sluiceCpuSecPerMillion.median, pipeSecPerMillion10: few.pipeCpuSecPerMillion.median } : {}),
-    },
+    } : undefined,
   };
 };
 
