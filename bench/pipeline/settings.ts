@@ -1,6 +1,8 @@
 /**
  * The sizes of `npm run bench`, from BENCH_* environment variables, with the defaults the
- * 12-minute budget on a 2-core machine allows (printed with the results).
+ * 12-minute budget on a 2-core machine allows (printed with the results). BENCH_PHASES picks
+ * phases (e.g. `backlog`: the issue-9 backlog runs alone, about 4 minutes);
+ * BENCH_BACKLOG_SECONDS and BENCH_BACKLOG_PRODUCERS size those runs.
  */
 export interface BenchSettings {
   /** Messages per throughput run (1 KiB each). */
