@@ -1,15 +1,23 @@
 /**
- * `npm test`: brings Redis and the Redis Cluster up (reusing running ones), runs lint, the type
- * check and the unit tests, then the integration suite once per Kafka version in
+ * `npm test`: brings Redis and the Redis Cluster up (reusing running ones), runs lint and the
+ * type check, makes helm available for the chart tests (building it with `go install` when it
+ * is missing), runs the unit tests, then again on Node 24 (the Docker image's runtime, fetched
+ * from the npm registry), then the integration suite once per Kafka version in
  * SLUICE_TEST_KAFKA_VERSIONS (default 3.9.2,4.3.1) against that broker, started or reused.
- * Every step runs even after a failure; the exit code is 1 when any failed. It stops only
- * the services it started itself (each broker right after its run).
+ * Every step runs even after a failure; the exit code is 1 when any failed. It stops only the
+ * services it started itself (each broker right after its run). Last, it checks that no
+ * process it started is still running (each inherits SLUICE_TEST_RUN_ID), and kills and names
+ * any that is: that step fails then.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { repoRoot } from './services/paths';
 import { down, up, UpResult } from './services/services';
 import { DEFAULT_TEST_KAFKA_VERSIONS, resolveKafkaVersion } from './services/versions';
+import { ensureHelm } from './test-steps/helm';
+import { kill, leftovers, RUN_ID_VARIABLE } from './test-steps/leftover-processes';
+import { ensureNodeLts, NODE_LTS_MAJOR } from './test-steps/node-lts';
 
 interface StepResult {
   name: string;
@@ -19,16 +27,28 @@ interface StepResult {
 
 const results: StepResult[] = [];
 const startedHere = new Set<string>();
+const runId = randomUUID();
+process.env[RUN_ID_VARIABLE] = runId; // every process started from here on inherits it
+
+/** One integration run may take this long; past it, Jest is stopped and the run fails. */
+const INTEGRATION_LIMIT_MS = 30 * 60_000;
 
 const say = (line: string): void => {
   process.stdout.write(`\n=== ${line}\n`);
 };
 
-const run = (command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<boolean> =>
+const run = (command: string, args: string[], env: NodeJS.ProcessEnv = process.env, limitMs?: number): Promise<boolean> =>
   new Promise((resolve) => {
     const child = spawn(command, args, { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
+    const limit = limitMs === undefined ? undefined : setTimeout(() => {
+      process.stderr.write(`${path.basename(command)} still running after ${limitMs / 60_000} min: stopping it (a test left a socket or timer open? find it with --detectOpenHandles)\n`);
+      child.kill('SIGKILL');
+    }, limitMs);
     child.once('error', () => resolve(false));
-    child.once('close', (code) => resolve(code === 0));
+    child.once('close', (code) => {
+      clearTimeout(limit);
+      resolve(code === 0);
+    });
   });
 
 const step = async (name: string, work: () => Promise<boolean>): Promise<boolean> => {
@@ -58,19 +78,45 @@ const stopStarted = async (names: string[]): Promise<void> => {
 };
 
 const jest = path.join(repoRoot, 'node_modules', '.bin', 'jest');
+const jestScript = path.join(repoRoot, 'node_modules', 'jest', 'bin', 'jest.js');
+
+const helm = (): Promise<boolean> =>
+  step('helm for the chart tests', async () => {
+    const binary = await ensureHelm(say);
+    process.env.SLUICE_HELM = binary; // the chart tests take it from here
+    process.stdout.write(`helm: ${binary}\n`);
+    return true;
+  });
+
+const unitOnNodeLts = (): Promise<boolean> =>
+  step(`unit tests on Node ${NODE_LTS_MAJOR}`, async () => {
+    const { binary, version } = ensureNodeLts(say);
+    process.stdout.write(`node: ${binary} (${version})\n`);
+    // Its folder first on PATH: what the tests start with `node` (and npm) runs on it too.
+    const env = { ...process.env, PATH: `${path.dirname(binary)}${path.delimiter}${process.env.PATH ?? ''}` };
+    return run(binary, [jestScript, '--selectProjects', 'unit'], env);
+  });
 
 const integration = async (version: string): Promise<void> => {
   let services: UpResult | undefined;
   await step(`integration tests against Kafka ${version}`, async () => {
     services = await servicesUp(version);
     say(`Kafka ${version} broker at ${services.env.SLUICE_KAFKA_BROKERS}, Redis ${services.env.SLUICE_REDIS_URL}, Redis Cluster ${services.env.SLUICE_REDIS_CLUSTER_NODES}`);
-    // --forceExit: a test that leaves a socket or timer open must not hold CI until its time
-    // limit once every test has finished (the results are already final then).
-    const args = ['--selectProjects', 'integration', '--runInBand', '--verbose', '--forceExit'];
-    return run(jest, args, { ...process.env, ...services.env, SLUICE_TEST_KAFKA_VERSION: version });
+    const args = ['--selectProjects', 'integration', '--runInBand', '--verbose'];
+    return run(jest, args, { ...process.env, ...services.env, SLUICE_TEST_KAFKA_VERSION: version }, INTEGRATION_LIMIT_MS);
   });
   await stopStarted([`kafka-${version}`]);
 };
+
+const nothingLeftBehind = (): Promise<boolean> =>
+  step('no process left behind', async () => {
+    const found = leftovers(runId);
+    if (found.length === 0) return true;
+    process.stderr.write(`${found.length} process(es) started by this run are still running; killing them:\n`);
+    for (const { pid, command } of found) process.stderr.write(`  pid ${pid}: ${command}\n`);
+    kill(found);
+    return false;
+  });
 
 const main = async (): Promise<number> => {
   const versions = (process.env.SLUICE_TEST_KAFKA_VERSIONS ?? DEFAULT_TEST_KAFKA_VERSIONS.join(','))
@@ -79,17 +125,23 @@ const main = async (): Promise<number> => {
   redis.catch(() => undefined);
   await step('lint', () => run('npm', ['run', '-s', 'lint']));
   await step('type check', () => run('npm', ['run', '-s', 'typecheck']));
-  await step('unit tests', () => run(jest, ['--selectProjects', 'unit']));
+  await helm();
+  await step(`unit tests on Node ${process.versions.node}`, () => run(jest, ['--selectProjects', 'unit']));
+  await unitOnNodeLts();
   await step('Redis and Redis Cluster up', async () => Boolean(await redis));
   for (const version of versions) await integration(version);
   await stopStarted([...startedHere]);
+  await nothingLeftBehind();
   say('summary');
   for (const r of results) process.stdout.write(`${r.ok ? 'ok    ' : 'FAILED'} ${r.name} (${r.seconds.toFixed(1)} s)\n`);
   return results.every((r) => r.ok) ? 0 : 1;
 };
 
 const interrupted = (): void => {
-  void stopStarted([...startedHere]).finally(() => process.exit(130));
+  void stopStarted([...startedHere]).finally(() => {
+    kill(leftovers(runId));
+    process.exit(130);
+  });
 };
 process.once('SIGINT', interrupted);
 process.once('SIGTERM', interrupted);
@@ -99,6 +151,7 @@ main().then(
   async (error: unknown) => {
     process.stderr.write(`npm test: ${error instanceof Error ? error.message : String(error)}\n`);
     await stopStarted([...startedHere]);
+    kill(leftovers(runId));
     process.exit(1);
   },
 );

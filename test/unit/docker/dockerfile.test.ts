@@ -42,12 +42,20 @@ const ops = (stage: Stage, op: string) => stage.instructions.filter((i) => i.op 
 
 describe('Dockerfile', () => {
   describe('its stages', () => {
-    it('builds with the dev dependencies, installs production dependencies apart, and runs on node 20 slim', () => {
+    it('builds with the dev dependencies, installs production dependencies apart, and runs on node 24 slim', () => {
       expect(stages.map((s) => s.name)).toEqual(['build', 'deps', 'runtime']);
-      expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-slim$/m);
+      expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
       expect(stages.every((s) => s.from === '${NODE_IMAGE}')).toBe(true);
       expect(ops(stages[0], 'RUN')).toEqual(expect.arrayContaining([expect.stringMatching(/^npm ci\b/), 'npm run build']));
       expect(ops(stages[1], 'RUN').join(' ')).toMatch(/npm ci --omit=dev/);
+    });
+
+    it('uses a Node major that package.json engines admits', () => {
+      const image = Number(/^ARG NODE_IMAGE=node:(\d+)-slim$/m.exec(dockerfile)?.[1]);
+      const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+      const least = Number(/^>=\s*(\d+)$/.exec(engines)?.[1]);
+      expect(least).toBeGreaterThan(0);
+      expect(image).toBeGreaterThanOrEqual(least);
     });
 
     it('copies only dist, the production node_modules and package.json into the final stage', () => {

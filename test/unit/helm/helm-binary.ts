@@ -1,4 +1,8 @@
-/** Finds the real helm binary (PATH, then $(go env GOPATH)/bin) and runs it on helm/sluice. */
+/**
+ * Finds the real helm binary and runs it on helm/sluice: SLUICE_HELM (set by `npm test`, which
+ * builds helm when it is missing), then PATH, then Go's bin folder ($(go env GOBIN), else
+ * $(go env GOPATH)/bin), where scripts/install-helm.sh builds it.
+ */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,19 +15,28 @@ const onPath = (): string | undefined => {
   return found.status === 0 && found.stdout.trim() ? found.stdout.trim() : undefined;
 };
 
-const inGoPath = (): string | undefined => {
-  const go = spawnSync('go', ['env', 'GOPATH'], { encoding: 'utf8' });
+const inGoBin = (): string | undefined => {
+  const go = spawnSync('go', ['env', 'GOBIN', 'GOPATH'], { encoding: 'utf8' });
   if (go.status !== 0) return undefined;
-  const candidate = join(go.stdout.trim(), 'bin', 'helm');
+  const [gobin, gopath] = go.stdout.split('\n').map((line) => line.trim());
+  const candidate = join(gobin || join(gopath ?? '', 'bin'), 'helm');
   return existsSync(candidate) ? candidate : undefined;
 };
 
+const fromEnv = (): string | undefined => {
+  const helm = process.env.SLUICE_HELM;
+  if (helm && !existsSync(helm)) throw new Error(`SLUICE_HELM is ${helm}, which does not exist: unset it or point it at a helm v3 binary`);
+  return helm || undefined;
+};
+
+let found: string | undefined;
+
 export const findHelm = (): string => {
-  const helm = onPath() ?? inGoPath();
-  if (!helm) {
-    throw new Error('helm is not installed: run scripts/install-helm.sh (it builds helm v3 with `go install` into $(go env GOPATH)/bin), then run the tests again');
+  found ??= fromEnv() ?? onPath() ?? inGoBin();
+  if (!found) {
+    throw new Error('helm is not installed: run the tests with `npm test` (it builds helm when Go is installed) or run scripts/install-helm.sh, then run the tests again');
   }
-  return helm;
+  return found;
 };
 
 export interface HelmResult {
