@@ -12,7 +12,7 @@ import type { Clock } from '../clock';
 import type { Logger } from '../logger';
 import { flushCall, type PendingCounts } from './flush-plan';
 import type { Resolution } from './resolutions';
-import { defineUsageCommands } from './usage-script';
+import { usageAdd } from './usage-script';
 import { USAGE_COUNTERS, type UsageCounter, type UsageCounts, zeroCounts } from './usage-counters';
 
 export interface UsageRecorderOptions {
@@ -52,7 +52,6 @@ const total = (pending: PendingCounts): number => {
 
 export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorder => {
   const { redis, keyPrefix, resolutions, clock, logger, flushIntervalMs = 1000, maxPending = 100_000, errorLogIntervalMs = 60_000 } = options;
-  const commands = defineUsageCommands(redis);
   let pending = new Map<string, Map<number, UsageCounts>>();
   let cells = 0;
   const trouble = { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined as unknown, loggedAt: -Infinity };
@@ -85,7 +84,7 @@ export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorde
     const call = flushCall(keyPrefix, producer, resolutions, counts);
     if (!call) return;
     try {
-      await commands.sluiceUsageAdd(call.keys.length, ...call.keys, ...call.args);
+      await usageAdd(redis, call.keys, call.args);
     } catch (error) {
       totals.failedCalls += 1;
       Object.assign(trouble, { failedCalls: trouble.failedCalls + 1, lostCounts: trouble.lostCounts + total(counts), lastError: error });

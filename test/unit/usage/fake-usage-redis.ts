@@ -1,6 +1,6 @@
 /**
  * An in-memory stand-in for the two Redis calls of the usage history, for unit tests that need
- * no Redis: `sluiceUsageAdd` does what usage-add.lua does (HINCRBY each pair, PEXPIREAT each key)
+ * no Redis: the `sluiceUsageAdd<n>` commands defined on it do what usage-add.lua does (HINCRBY each pair, PEXPIREAT each key)
  * and records the call; `hgetall` answers from what was added, honouring the expiry by `clock`.
  * The real script is tested against Redis and Redis Cluster in test/integration/usage.
  */
@@ -10,7 +10,7 @@ export interface FakeUsageRedis {
   calls: Array<{ keys: string[]; args: Array<string | number> }>;
   hashes: Map<string, { fields: Map<string, number>; expireAt: number }>;
   failNext: number;
-  defineCommand(): void;
+  defineCommand(name: string, definition: { numberOfKeys: number }): void;
   sluiceUsageAdd(numberOfKeys: number, ...rest: Array<string | number>): Promise<number>;
   hgetall(key: string): Promise<Record<string, string>>;
 }
@@ -20,7 +20,9 @@ export const fakeUsageRedis = (clock: Clock): FakeUsageRedis => {
     calls: [],
     hashes: new Map(),
     failNext: 0,
-    defineCommand: () => undefined,
+    defineCommand(name, { numberOfKeys }) {
+      Object.assign(fake, { [name]: (...rest: Array<string | number>) => fake.sluiceUsageAdd(numberOfKeys, ...rest) });
+    },
     async sluiceUsageAdd(numberOfKeys, ...rest) {
       if (fake.failNext > 0) {
         fake.failNext -= 1;
