@@ -78,8 +78,8 @@ describe('reading the usage history', () => {
       await start(await history());
       const response = await fetch(`${base}/v1/producers/billing%2Feu/usage?resolution=1m&since=5m`);
       expect(response.status).toBe(200);
-      const body = await response.json();
-      expect(body.rows.map((r: { forwarded: number }) => r.forwarded)).toEqual([0, 1, 2, 3, 0]);
+      const body = (await response.json()) as { rows: Array<{ forwarded: number }> };
+      expect(body.rows.map((r) => r.forwarded)).toEqual([0, 1, 2, 3, 0]);
       expect(body.rows[1]).toEqual({ startMs: T0, start: new Date(T0).toISOString(), offered: 1, forwarded: 1, delayed: 0, overflowed: 0, deadLettered: 0, forwardedBytes: 10 });
     });
 
@@ -87,7 +87,7 @@ describe('reading the usage history', () => {
       await start(await history());
       const bad = await fetch(`${base}/v1/producers/billing/usage?resolution=7s`);
       expect(bad.status).toBe(400);
-      expect((await bad.json()).error).toContain('resolution "7s"');
+      expect(((await bad.json()) as { error: string }).error).toContain('resolution "7s"');
       await server.close();
       await start(async () => Promise.reject(new Error('Connection is closed.')));
       expect((await fetch(`${base}/v1/producers/billing/usage`)).status).toBe(503);
