@@ -183,6 +183,8 @@ describe('helm chart', () => {
       ['securityContext.readOnlyRootFilesystem=false', "at '/securityContext/readOnlyRootFilesystem'"],
       ['config.kafka.sasl.mechanism=plain', "at '/config/kafka/sasl"],
       ['drain.tiers=true,drain.topic=other', "'allOf' failed"],
+      ['config.usage.resolutions=1m', "at '/config/usage/resolutions'"],
+      ['dashboard.enabled=yes', "at '/dashboard/enabled'"],
     ])('refuses %s', (set, message) => {
       const result = runHelm(['template', 'x', '.', '--set', set]);
       expect(result.status).not.toBe(0);
