@@ -1,27 +1,63 @@
-import { createStatusProvider, DrainerView, StatusDeps } from '../../../src/app/status';
+import { createStatusProvider, type StatusDeps } from '../../../src/app/status';
+import type { Flow } from '../../../src/flow/flow';
 
-const provider = ({ ingressCrashed = false, drainer }: { ingressCrashed?: boolean; drainer?: DrainerView }) =>
-  createStatusProvider({
-    ingress: { crashed: () => ingressCrashed, joined: () => true },
-    drainer: () => drainer,
-  } as unknown as StatusDeps);
+interface ConsumerState {
+  crashed?: boolean;
+  joined?: boolean;
+}
 
-const drainer = (crashed: boolean): DrainerView => ({ joined: () => true, crashed: () => crashed, held: () => ({ messages: 0, bytes: 0 }) });
+// Changed: the provider reads the flows' consumers (ingress first, then the drainer of the retry
+// tiers) instead of an ingress consumer and an optional drainer; both flows exist from the start.
+const flow = ({ crashed = false, joined = true }: ConsumerState = {}): Flow =>
+  ({ consumer: { crashed: () => crashed, joined: () => joined, assignment: () => [] } }) as unknown as Flow;
+
+const provider = (ingress: ConsumerState = {}, drainer: ConsumerState = {}) =>
+  createStatusProvider({ flows: [flow(ingress), flow(drainer)] } as unknown as StatusDeps);
 
 describe('liveness (/healthz)', () => {
   it('is alive while neither consumer has crashed for good', () => {
-    expect(provider({ drainer: drainer(false) }).alive()).toBe(true);
+    expect(provider().alive()).toBe(true);
   });
 
   it('is not alive once the ingress consumer crashed for good', () => {
-    expect(provider({ ingressCrashed: true, drainer: drainer(false) }).alive()).toBe(false);
+    expect(provider({ crashed: true }).alive()).toBe(false);
   });
 
   it('is not alive once the drainer of the retry tiers crashed for good', () => {
-    expect(provider({ drainer: drainer(true) }).alive()).toBe(false);
+    expect(provider({}, { crashed: true }).alive()).toBe(false);
   });
 
-  it('is alive before the drainer has started', () => {
-    expect(provider({}).alive()).toBe(true);
+  it('is alive before either consumer has joined its group', () => {
+    // Was "before the drainer has started": the drainer is now built with the ingress flow.
+    expect(provider({ joined: false }, { joined: false }).alive()).toBe(true);
+  });
+});
+
+describe('readiness (/readyz)', () => {
+  it('is ready once every flow joined its group, not before', () => {
+    expect(provider().ready()).toBe(true);
+    expect(provider({ joined: false }).ready()).toBe(false);
+    expect(provider({}, { joined: false }).ready()).toBe(false);
+  });
+});
+
+describe('status (/v1/status)', () => {
+  it('reports the ingress group from the first flow and retry.group from the second', async () => {
+    const assigned = (topic: string) => [{ topic, partitions: [0] }];
+    const flows = [
+      { consumer: { crashed: () => false, joined: () => true, assignment: () => assigned('in') } },
+      { consumer: { crashed: () => true, joined: () => false, assignment: () => assigned('in.retry.5s') } },
+    ];
+    const status = await createStatusProvider({
+      config: { mode: 'enforce', group: 'g', topics: { ingress: 'in' }, retry: { group: 'g.retry', tiers: [{ topic: 'in.retry.5s' }] }, limiter: { onStoreError: 'park' } },
+      flows,
+      hold: { held: () => ({ messages: 2, bytes: 30 }) },
+      guarded: { failures: () => 0, fallbackActive: () => false },
+    } as unknown as StatusDeps).status();
+    expect(status.groups).toEqual([
+      { groupId: 'g', joined: true, crashed: false, topics: ['in'], assigned: assigned('in') },
+      { groupId: 'g.retry', joined: false, crashed: true, topics: ['in.retry.5s'], assigned: assigned('in.retry.5s') },
+    ]);
+    expect(status.held).toEqual({ messages: 2, bytes: 30 });
   });
 });

@@ -1,7 +1,9 @@
 import { createDrainSummary, formatSummary } from '../../../src/drain/drain-summary';
 import { dryRunColumn } from '../../../src/drain/drain-dry-run';
 import { prepareForDrain } from '../../../src/drain/drain-command';
-import type { RetryItem } from '../../../src/drain/retry-item';
+import type { RuleView } from '../../../src/decide/verdict';
+import type { FlowItem } from '../../../src/flow/flow-item';
+import type { RoutePolicy } from '../../../src/flow/route';
 import { buildTiers } from '../../../src/park/tiers';
 
 describe('when a drain ends', () => {
@@ -32,21 +34,36 @@ describe('when a drain ends', () => {
 });
 
 const now = 1_000_000;
-const policy = { tiers: buildTiers('r', [1000]), holdMaxMs: 1000, maxAttempts: 3, maxAgeMs: 60_000 };
-const item = (reason: RetryItem['info']['reason'], change: Partial<RetryItem['info']> = {}): RetryItem => ({
+const policy: RoutePolicy = { tiers: buildTiers('r', [1000]), holdMaxMs: 1000, maxAttempts: 3, maxAgeMs: 60_000, hop: true };
+const rule: RuleView = {
+  name: 'p', unlimited: false, shadow: false,
+  limit: { algorithm: 'leaky-bucket', intervalMs: 100, capacityMs: 1000, burst: 1, windows: [], labels: { rate: '10/s' }, fingerprint: 'f' },
+};
+const item = (reason: FlowItem['info']['reason'], change: Partial<FlowItem['info']> = {}): FlowItem => ({
   topic: 'r.1s',
   partition: 0,
   offset: '0',
   size: 1,
+  fromTier: true,
   content: { key: null, value: null, headers: {} },
   info: { producer: 'p', attempt: 1, notBefore: now + 50_000, firstSeen: now, timestamp: '1', origin: { topic: 'in', partition: 0, offset: '0' }, reason, ...change },
 });
 
 describe('when a drain is a dry run', () => {
   it('counts a delayed message as forwarded at its not-before and an overflow one as to decide again', () => {
-    expect(dryRunColumn(item({ kind: 'delayed' }), now, policy, 100)).toBe('forwarded');
-    expect(dryRunColumn(item({ kind: 'overflow', limit: 'rate' }), now, policy, 100)).toBe('toDecide');
-    expect(dryRunColumn(item({ kind: 'overflow', limit: 'rate' }, { attempt: 3 }), now, policy, 100)).toBe('deadLettered');
+    expect(dryRunColumn(item({ kind: 'delayed' }), now, policy, rule)).toBe('forwarded');
+    expect(dryRunColumn(item({ kind: 'overflow', limit: 'rate' }), now, policy, rule)).toBe('toDecide');
+    expect(dryRunColumn(item({ kind: 'overflow', limit: 'rate' }, { attempt: 3 }), now, policy, rule)).toBe('deadLettered');
+  });
+
+  it('counts a delayed message far ahead as forwarded: judged at its not-before, not hopped', () => {
+    expect(dryRunColumn(item({ kind: 'delayed' }, { notBefore: now + 600_000 }), now, policy, rule)).toBe('forwarded');
+  });
+
+  it('counts a malformed or redriven message as to decide again (judged now), or dead-lettered past its limits', () => {
+    expect(dryRunColumn({ ...item({ kind: 'delayed' }), malformed: ['sluice-attempt: missing'] }, now, policy, rule)).toBe('toDecide');
+    expect(dryRunColumn({ ...item({ kind: 'delayed' }), decideAgain: true }, now, policy, rule)).toBe('toDecide');
+    expect(dryRunColumn({ ...item({ kind: 'delayed' }, { firstSeen: now - 60_001 }), decideAgain: true }, now, policy, rule)).toBe('deadLettered');
   });
 });
 

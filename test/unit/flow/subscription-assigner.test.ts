@@ -1,4 +1,4 @@
-import { assignBySubscription } from '../../../src/drain/subscription-assigner';
+import { assignBySubscription } from '../../../src/flow/subscription-assigner';
 
 const partitions: Record<string, number[]> = { 'r.1s': [0, 1, 2], 'r.1m': [0, 1], dlq: [0, 1] };
 

@@ -87,3 +87,55 @@ describe('when messages are sent at once without being held', () => {
     expect(signals).toEqual([true, false, true, false]);
   });
 });
+
+describe('when a rebalance takes partitions away', () => {
+  it('hands back the held messages of the lost partitions (never released) and keeps the others, with or without an owner', async () => {
+    const held: number[] = [];
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6, onHeldChange: (messages) => held.push(messages) });
+    const now = Date.now();
+    const released: string[] = [];
+    const dropped: string[] = [];
+    const add = (id: string, owner?: string): void =>
+      hold.add({ at: now + 20, bytes: 10, owner, release: () => released.push(id), evict: () => undefined, drop: () => dropped.push(id) });
+    add('a0', 'a/0');
+    add('b0', 'b/0');
+    add('none');
+    add('b1', 'b/1');
+    const taken = hold.takeOwned((owner) => owner.startsWith('b/'));
+    expect(taken.map((m) => m.owner).sort()).toEqual(['b/0', 'b/1']);
+    expect(hold.held()).toEqual({ messages: 2, bytes: 20 });
+    expect(held[held.length - 1]).toBe(2);
+    for (const m of taken) m.drop?.();
+    expect(dropped.sort()).toEqual(['b0', 'b1']);
+    await hold.whenEmpty();
+    expect(released).toEqual(['a0', 'none']);
+    hold.close();
+  });
+
+  it('signals relief when what it hands back brings the hold below 80% of its cap, and changes nothing when nothing matches', () => {
+    const signals: boolean[] = [];
+    const changes: number[] = [];
+    const hold = createHoldScheduler({
+      clock: systemClock, maxMessages: 2, maxBytes: 1e6, onPressure: (full) => signals.push(full), onHeldChange: (messages) => changes.push(messages),
+    });
+    const at = Date.now() + 60_000;
+    hold.add({ at, bytes: 1, owner: 'a/0', release: () => undefined, evict: () => undefined });
+    hold.add({ at, bytes: 1, owner: 'b/0', release: () => undefined, evict: () => undefined });
+    expect(signals).toEqual([true]);
+    expect(hold.takeOwned((owner) => owner === 'c/0')).toEqual([]);
+    expect(changes).toEqual([1, 2]);
+    expect(hold.takeOwned((owner) => owner === 'b/0')).toHaveLength(1);
+    expect(signals).toEqual([true, false]);
+    expect(changes).toEqual([1, 2, 1]);
+    hold.close();
+  });
+
+  it('resolves whenEmpty once the last held message is handed back', async () => {
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
+    hold.add({ at: Date.now() + 60_000, bytes: 1, owner: 'a/0', release: () => undefined, evict: () => undefined });
+    const empty = hold.whenEmpty();
+    hold.takeOwned(() => true);
+    await expect(empty).resolves.toBeUndefined();
+    hold.close();
+  });
+});

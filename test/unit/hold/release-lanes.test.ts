@@ -98,3 +98,69 @@ describe('when more producers than maxIdle pass through, with a slow rule that k
     expect(sent.filter((s) => s.startsWith('busy'))).toEqual(['busy-1', 'busy-2']);
   });
 });
+
+describe('when a rebalance takes partitions away', () => {
+  const owned = (t: ReturnType<typeof setup>, dropped: string[]) => (id: string, owner: string) =>
+    ({ ...t.item(id), owner, drop: () => void dropped.push(id) });
+
+  it('drops the queued messages of the lost partitions (never sent nor evicted) and keeps the others in order', () => {
+    const t = setup();
+    const dropped: string[] = [];
+    const item = owned(t, dropped);
+    t.lanes.due('p', 50, item('1', 'a/0'));
+    t.lanes.due('p', 50, item('2', 'b/0'));
+    t.lanes.due('p', 50, item('3', 'a/0'));
+    t.lanes.due('p', 50, item('4', 'b/1'));
+    t.lanes.due('q', 50, item('q1', 'b/0'));
+    t.lanes.due('q', 50, item('q2', 'b/0'));
+    expect(t.lanes.waiting()).toBe(4);
+    t.lanes.dropOwned((owner) => owner.startsWith('b/'));
+    expect(dropped).toEqual(['2', '4', 'q2']);
+    expect(t.lanes.waiting()).toBe(1);
+    t.fire();
+    t.fire(); // q's head fires with nothing left: nothing is sent
+    expect(t.sent).toEqual(['1@1000', 'q1@1000', '3@1025']);
+    expect(t.evicted).toEqual([]);
+  });
+
+  it('keeps an item without an owner', () => {
+    const t = setup();
+    t.lanes.due('p', 50, t.item('1'));
+    t.lanes.due('p', 50, t.item('2'));
+    t.lanes.dropOwned(() => true);
+    expect(t.lanes.waiting()).toBe(1);
+  });
+});
+
+describe('when a lane\'s head slot waits in the hold (armed) with its queue emptied', () => {
+  it('never sends a new message at once, even past the slot: it leaves when the armed slot fires', () => {
+    const t = setup();
+    t.lanes.due('p', 50, { ...t.item('1'), owner: 'a/0' });
+    t.lanes.due('p', 50, { ...t.item('2'), owner: 'b/0' });
+    t.lanes.dropOwned((owner) => owner === 'b/0');
+    expect(t.held).toHaveLength(1);
+    t.clock.set(1100); // past the armed slot (1025), its timer not fired yet
+    t.lanes.due('p', 50, t.item('3'));
+    expect(t.sent).toEqual(['1@1000']);
+    expect(t.held).toHaveLength(1); // no second entry: the armed one carries it
+    t.fire();
+    expect(t.sent).toEqual(['1@1000', '3@1100']);
+  });
+
+  it('is not forgotten by pruning while armed', () => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const sent: string[] = [];
+    const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock, maxIdle: 2 });
+    const item = (id: string, owner?: string) => ({ bytes: 1, owner, send: () => void sent.push(`${id}@${clock.now()}`), evict: () => undefined });
+    lanes.due('p', 50, item('p1'));
+    lanes.due('p', 50, item('p2', 'lost'));
+    lanes.dropOwned((owner) => owner === 'lost');
+    clock.set(2000);
+    for (const id of ['a', 'b', 'c']) lanes.due(id, 50, item(id));
+    lanes.due('p', 50, item('p3'));
+    expect(sent).toEqual(['p1@1000', 'a@2000', 'b@2000', 'c@2000']);
+    held[0].release();
+    expect(sent).toEqual(['p1@1000', 'a@2000', 'b@2000', 'c@2000', 'p3@2000']);
+  });
+});

@@ -1,5 +1,5 @@
 import { systemClock } from '../../../src/clock';
-import { createPartitionPauser } from '../../../src/drain/partition-pauser';
+import { createPartitionPauser } from '../../../src/flow/partition-pauser';
 
 type Call = [string, { topic: string; partitions?: number[] }[]];
 
@@ -51,5 +51,31 @@ describe('when memory is full', () => {
     pauser.setBlocked(false);
     expect(calls[calls.length - 1]).toEqual(['resume', [{ topic: 't', partitions: [1] }]]);
     pauser.close();
+  });
+});
+
+describe('when a partition is stopped on a message that cannot be written', () => {
+  it('pauses it for good: it stays paused across a group join and once memory is free', () => {
+    const { calls, pauser } = setup();
+    pauser.onAssignment([{ topic: 't', partitions: [0, 1] }]);
+    pauser.stop('t', 0);
+    expect(calls[calls.length - 1]).toEqual(['pause', [{ topic: 't', partitions: [0] }]]);
+    expect(pauser.isStopped('t', 0)).toBe(true);
+    expect(pauser.isStopped('t', 1)).toBe(false);
+    pauser.onAssignment([{ topic: 't', partitions: [0, 1] }]);
+    expect(calls.slice(-2)).toEqual([['resume', [{ topic: 't', partitions: [0, 1] }]], ['pause', [{ topic: 't', partitions: [0] }]]]);
+    pauser.setBlocked(true);
+    pauser.setBlocked(false);
+    expect(calls[calls.length - 1]).toEqual(['resume', [{ topic: 't', partitions: [1] }]]);
+    expect(pauser.isStopped('t', 0)).toBe(true);
+    pauser.close();
+  });
+
+  it('is not resumed when a pause until an instant on it runs out', async () => {
+    const { calls, pauser } = setup();
+    pauser.stop('t', 0);
+    pauser.pauseUntil('t', 0, Date.now() + 20);
+    await until(() => pauser.paused().size === 0);
+    expect(calls.filter(([kind]) => kind === 'resume')).toEqual([]);
   });
 });

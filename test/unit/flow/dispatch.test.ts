@@ -1,0 +1,338 @@
+import pino from 'pino';
+import { manualClock } from '../../../src/clock';
+import { SluiceError } from '../../../src/errors';
+import { createDispatcher, type Outcome } from '../../../src/flow/dispatch';
+import { type FlowItem, ownerOf } from '../../../src/flow/flow-item';
+import type { Action } from '../../../src/flow/route';
+import { createHoldScheduler, type HoldScheduler } from '../../../src/hold/hold-scheduler';
+import { createReleaseLanes } from '../../../src/hold/release-lanes';
+import { noMetrics, type Metrics } from '../../../src/metrics/types';
+import type { ParkInfo } from '../../../src/park/park-headers';
+import { buildTiers, type Tier } from '../../../src/park/tiers';
+import type { MessageWriter } from '../../../src/produce/message-writer';
+import { waitFor } from '../../helpers/wait';
+
+const tiers = buildTiers('r', [5000, 60_000]);
+const [s5, m1] = tiers;
+const T0 = 1000;
+
+const info = (change: Partial<ParkInfo> = {}): ParkInfo => ({
+  producer: 'p', attempt: 0, notBefore: T0, firstSeen: T0, timestamp: '123',
+  origin: { topic: 'in', partition: 0, offset: '0' }, reason: { kind: 'delayed' }, ...change,
+});
+
+const item = (offset: string, change: { producer?: string; partition?: number; fromTier?: boolean; info?: Partial<ParkInfo> } = {}): FlowItem => ({
+  topic: 'in', partition: change.partition ?? 0, offset,
+  content: { key: 'k', value: `v${offset}`, headers: { a: '1' } },
+  size: 3, fromTier: change.fromTier ?? false,
+  info: info({ producer: change.producer ?? 'p', ...change.info }),
+});
+
+type Written = { kind: 'forward' | 'park' | 'dead-letter'; value: string; at: number; options?: unknown; info?: ParkInfo; tier?: Tier; reason?: string };
+
+const holds: HoldScheduler[] = [];
+afterEach(() => holds.splice(0).forEach((h) => h.close()));
+
+const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100) => {
+  const clock = manualClock(T0);
+  const hold = createHoldScheduler({ clock, maxMessages, maxBytes: 1e6 });
+  holds.push(hold);
+  const lanes = createReleaseLanes({ hold, clock });
+  const written: Written[] = [];
+  const full: MessageWriter = {
+    forward: async (c, options) => void written.push({ kind: 'forward', value: String(c.value), at: clock.now(), options }),
+    park: async (c, parked, tier) => (written.push({ kind: 'park', value: String(c.value), at: clock.now(), info: parked, tier }), tier ?? s5),
+    deadLetter: async (c, parked, reason) => void written.push({ kind: 'dead-letter', value: String(c.value), at: clock.now(), info: parked, reason }),
+    ...writer,
+  };
+  const counted: { outcomes: [string, string][]; delays: number[] } = { outcomes: [], delays: [] };
+  const metrics: Metrics = {
+    ...noMetrics,
+    message: (outcome, producer) => void counted.outcomes.push([outcome, producer]),
+    releaseDelay: (ms) => void counted.delays.push(ms),
+  };
+  const stuck: string[] = [];
+  const again: { item: FlowItem; ack: () => void }[] = [];
+  const reports: [string, Outcome][] = [];
+  const dispatcher = createDispatcher({
+    hold, lanes, writer: full, clock, metrics, logger: pino({ level: 'silent' }), tiers,
+    again: (i, ack) => void again.push({ item: i, ack }),
+    onStuck: (i) => void stuck.push(i.offset),
+    report: (producer, outcome) => void reports.push([producer, outcome]),
+  });
+  const acked: string[] = [];
+  const dispatch = (i: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>) => dispatcher.dispatch(i, action, () => void acked.push(i.offset));
+  const settle = () => new Promise((r) => setImmediate(r));
+  return { clock, hold, lanes, written, counted, stuck, again, reports, acked, dispatch, dispatcher, settle };
+};
+
+const release = (at: number, attempt = 1, spacingMs = 0) => ({ kind: 'release', at, attempt, spacingMs }) as const;
+const values = (written: Written[]) => written.map((w) => w.value);
+const tooLarge = async (): Promise<never> => {
+  throw new SluiceError('MESSAGE_TOO_LARGE', 'too large');
+};
+
+describe('when a release is due now', () => {
+  it('goes straight to its lane and is written at once, counted against the hold caps until acknowledged', async () => {
+    let ackWrite: () => void = () => undefined;
+    const t = setup({ forward: () => new Promise<void>((resolve) => (ackWrite = resolve)) }, 1);
+    t.dispatch(item('1'), release(T0));
+    expect(t.hold.held().messages).toBe(0);
+    expect(t.hold.isFull()).toBe(true);
+    expect(t.acked).toEqual([]);
+    ackWrite();
+    await t.settle();
+    expect(t.acked).toEqual(['1']);
+    expect(t.hold.isFull()).toBe(false);
+  });
+
+  it('is held behind an earlier message of its producer still held, so it never overtakes it', async () => {
+    const t = setup();
+    t.dispatch(item('1'), release(T0 + 30));
+    t.clock.set(T0 + 60); // the process is late: the hold has not released 1 yet
+    t.dispatch(item('2'), release(T0 + 45));
+    t.dispatch(item('3', { producer: 'other' }), release(T0 + 45));
+    expect(values(t.written)).toEqual(['v3']);
+    await waitFor(() => t.written.length === 3, { timeoutMs: 2000, intervalMs: 2 });
+    expect(values(t.written)).toEqual(['v3', 'v1', 'v2']);
+  });
+});
+
+describe('when a release is later', () => {
+  it('holds it until its instant, then writes it with its timestamp and waited time, and acknowledges it', async () => {
+    const t = setup();
+    t.dispatch(item('5'), release(T0 + 20));
+    t.dispatch(item('6', { producer: 'q' }), release(T0 + 40));
+    expect(t.written).toEqual([]);
+    expect(t.hold.held().messages).toBe(2);
+    t.clock.set(T0 + 20);
+    await waitFor(() => t.acked.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written).toEqual([{ kind: 'forward', value: 'v5', at: T0 + 20, options: { timestamp: '123', waitedMs: 20, attempt: undefined } }]);
+    expect(t.acked).toEqual(['5']);
+    expect(t.hold.held().messages).toBe(1); // 6 waits for its own instant
+    t.clock.set(T0 + 40);
+    await waitFor(() => t.acked.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written.map((w) => [w.value, w.at])).toEqual([['v5', T0 + 20], ['v6', T0 + 40]]);
+    expect(t.counted.outcomes).toEqual([['forwarded', 'p'], ['forwarded', 'q']]);
+    expect(t.counted.delays).toEqual([20, 40]);
+    expect(t.reports).toEqual([['p', 'forwarded'], ['q', 'forwarded']]);
+  });
+
+  it('writes a tier message with the attempt its decision counted', async () => {
+    const t = setup();
+    t.dispatch(item('1', { fromTier: true, info: { attempt: 1, timestamp: '7', firstSeen: T0 - 5000 } }), release(T0, 2));
+    await t.settle();
+    expect(t.written[0].options).toEqual({ timestamp: '7', waitedMs: 5000, attempt: 2 });
+  });
+
+  it('spaces releases that come late, catching up at most half an interval', async () => {
+    const t = setup();
+    t.dispatch(item('1'), release(T0 + 10, 1, 50));
+    t.dispatch(item('2'), release(T0 + 60, 1, 50));
+    t.clock.set(T0 + 300);
+    await waitFor(() => t.written.length === 1 && t.hold.held().messages === 1, { timeoutMs: 2000, intervalMs: 2 });
+    // The second is due but leaves half an interval after the first actually left (the lane trails by at most T/2).
+    expect(t.hold.latest()).toBe(T0 + 325);
+    t.clock.set(T0 + 325);
+    await waitFor(() => t.written.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written.map((w) => [w.value, w.at])).toEqual([['v1', T0 + 300], ['v2', T0 + 325]]);
+  });
+});
+
+describe('when several messages of one producer are released at once (what the paced sender did)', () => {
+  it('writes them spaced, in order, without holding back other producers or parks', async () => {
+    const t = setup();
+    for (const id of ['1', '2', '3']) t.dispatch(item(id), release(T0, 1, 30));
+    t.dispatch(item('x', { producer: 'q' }), release(T0, 1, 30));
+    t.dispatch(item('parked'), { kind: 'park', tier: s5, info: info({ attempt: 1, notBefore: T0 + 9000 }), moved: false });
+    expect(values(t.written)).toEqual(['v1', 'vx', 'vparked']);
+    // A new lane takes its first slot half an interval back (never closer than T/2), then one interval each.
+    expect(t.hold.latest()).toBe(T0 + 15);
+    t.clock.set(T0 + 15);
+    await waitFor(() => t.written.length === 4, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.hold.latest()).toBe(T0 + 45);
+    t.clock.set(T0 + 45);
+    await waitFor(() => t.written.length === 5, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written.map((w) => [w.value, w.at])).toEqual([['v1', T0], ['vx', T0], ['vparked', T0], ['v2', T0 + 15], ['v3', T0 + 45]]);
+  });
+});
+
+describe('when a message is parked or dead-lettered', () => {
+  it('writes it to the tier chosen with the info the router built, counts the outcome, then acknowledges', async () => {
+    const t = setup();
+    const parked = info({ attempt: 1, notBefore: 9000, reason: { kind: 'overflow', limit: 'rate' } });
+    t.dispatch(item('9'), { kind: 'park', tier: m1, info: parked, moved: false });
+    t.dispatch(item('10'), { kind: 'park', tier: s5, info: info({ attempt: 1, notBefore: 9000 }), moved: false });
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.value, w.info, w.tier])).toEqual([['park', 'v9', parked, m1], ['park', 'v10', info({ attempt: 1, notBefore: 9000 }), s5]]);
+    expect(t.counted.outcomes).toEqual([['overflowed', 'p'], ['delayed', 'p']]);
+    expect(t.reports).toEqual([['p', 'reparked'], ['p', 'reparked']]);
+    expect(t.acked).toEqual(['9', '10']);
+  });
+
+  it('counts no new outcome for a hop (moved), but still acknowledges it', async () => {
+    const t = setup();
+    t.dispatch(item('9', { fromTier: true }), { kind: 'park', tier: s5, info: info({ attempt: 2 }), moved: true });
+    await t.settle();
+    expect(t.written.map((w) => w.kind)).toEqual(['park']);
+    expect(t.counted.outcomes).toEqual([]);
+    expect(t.reports).toEqual([]);
+    expect(t.acked).toEqual(['9']);
+  });
+
+  it('dead-letters with its reason, counts it, then acknowledges', async () => {
+    const t = setup();
+    t.dispatch(item('4'), { kind: 'dead-letter', reason: 'max-attempts', info: info({ attempt: 3 }) });
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.reason, w.info])).toEqual([['dead-letter', 'max-attempts', info({ attempt: 3 })]]);
+    expect(t.counted.outcomes).toEqual([['dead_lettered', 'p']]);
+    expect(t.reports).toEqual([['p', 'dead-lettered']]);
+    expect(t.acked).toEqual(['4']);
+  });
+});
+
+describe('when a message waits in memory', () => {
+  it('is routed again once its instant comes, with its ack', async () => {
+    const t = setup();
+    t.dispatch(item('7', { fromTier: true }), { kind: 'wait', until: T0 + 20 });
+    expect(t.again).toEqual([]);
+    t.clock.set(T0 + 20);
+    await waitFor(() => t.again.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.again[0].item.offset).toBe('7');
+    expect(t.acked).toEqual([]);
+    t.again[0].ack();
+    expect(t.acked).toEqual(['7']);
+  });
+});
+
+describe('when the broker refuses a message as too large', () => {
+  it('dead-letters it as too-large and acknowledges', async () => {
+    const t = setup({ park: tooLarge });
+    t.dispatch(item('3'), { kind: 'park', tier: m1, info: info({ attempt: 1, notBefore: 90_000 }), moved: false });
+    await waitFor(() => t.acked.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written.map((w) => [w.kind, w.reason, w.info])).toEqual([['dead-letter', 'too-large', info({ attempt: 1, notBefore: 90_000 })]]);
+    expect(t.counted.outcomes).toEqual([['dead_lettered', 'p']]);
+  });
+
+  it('dead-letters a refused release with the attempt its decision counted', async () => {
+    const t = setup({ forward: tooLarge });
+    t.dispatch(item('3', { fromTier: true, info: { attempt: 1, reason: { kind: 'overflow', limit: 'rate' } } }), release(T0, 2));
+    await waitFor(() => t.acked.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written.map((w) => [w.kind, w.reason, w.info])).toEqual([['dead-letter', 'too-large', info({ attempt: 2 })]]);
+  });
+
+  it('stops its partition, never acknowledging, when even the dead-letter topic refuses it; its caps are released', async () => {
+    const t = setup({ park: tooLarge, deadLetter: tooLarge }, 1);
+    t.dispatch(item('4'), { kind: 'park', tier: m1, info: info({ attempt: 1, notBefore: 90_000 }), moved: false });
+    expect(t.hold.isFull()).toBe(true);
+    await waitFor(() => t.stuck.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    await t.settle();
+    expect(t.stuck).toEqual(['4']);
+    expect(t.acked).toEqual([]);
+    expect(t.hold.isFull()).toBe(false);
+  });
+});
+
+describe('when a write fails for another reason (the sender closed at shutdown)', () => {
+  it('calls onStuck and never acknowledges (delivered again); its caps are released', async () => {
+    const t = setup({ forward: async () => { throw new Error('sender closed'); } }, 1);
+    t.dispatch(item('8'), release(T0));
+    expect(t.hold.isFull()).toBe(true);
+    await waitFor(() => t.stuck.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    await t.settle();
+    expect(t.stuck).toEqual(['8']);
+    expect(t.written).toEqual([]);
+    expect(t.acked).toEqual([]);
+    expect(t.hold.isFull()).toBe(false);
+  });
+});
+
+describe('when the group rebalances', () => {
+  const lost = (owner: string) => owner === ownerOf('in', 1);
+
+  it('holds every send back while frozen; thaw sends those of kept partitions and drops those of lost ones unacknowledged, releasing their caps', async () => {
+    const t = setup({}, 3);
+    t.dispatcher.freeze();
+    t.dispatch(item('k1', { partition: 0 }), release(T0));
+    t.dispatch(item('l1', { partition: 1, producer: 'q' }), release(T0));
+    t.dispatch(item('l2', { partition: 1 }), { kind: 'dead-letter', reason: 'max-age', info: info() });
+    t.dispatch(item('k2', { partition: 0 }), { kind: 'park', tier: s5, info: info({ attempt: 1 }), moved: false });
+    expect(t.written).toEqual([]);
+    expect(t.hold.isFull()).toBe(true);
+    t.dispatcher.thaw(lost);
+    expect(values(t.written)).toEqual(['vk1', 'vk2']);
+    expect(t.hold.isFull()).toBe(false); // the two dropped no longer count; the two kept do until acknowledged
+    await t.settle();
+    expect(t.acked).toEqual(['k1', 'k2']);
+  });
+
+  it('drops what a lost partition has in the hold and in the lanes; the rest leaves on time and in order', async () => {
+    const t = setup();
+    t.dispatch(item('held-lost', { partition: 1, producer: 'r' }), release(T0 + 40));
+    t.dispatch(item('held-kept', { partition: 0, producer: 's' }), release(T0 + 40));
+    t.dispatch(item('a', { partition: 0 }), release(T0, 1, 30));
+    t.dispatch(item('b', { partition: 1 }), release(T0, 1, 30));
+    t.dispatch(item('c', { partition: 0 }), release(T0, 1, 30));
+    expect(t.lanes.waiting()).toBe(2);
+    t.dispatcher.freeze();
+    t.dispatcher.thaw(lost);
+    expect(t.lanes.waiting()).toBe(1);
+    // r has nothing held any more: a release due now goes straight to its lane.
+    t.dispatch(item('r-now', { partition: 0, producer: 'r' }), release(T0));
+    expect(values(t.written)).toEqual(['va', 'vr-now']);
+    t.clock.set(T0 + 40);
+    await waitFor(() => t.written.length === 4, { timeoutMs: 2000, intervalMs: 2 });
+    await t.settle();
+    expect(values(t.written)).toEqual(['va', 'vr-now', 'vc', 'vheld-kept']);
+    expect(t.acked.sort()).toEqual(['a', 'c', 'held-kept', 'r-now']);
+    expect(t.hold.held().messages).toBe(0);
+  });
+});
+
+describe('when the process stops with messages held (graceful stop evicts them)', () => {
+  it('parks an evicted ingress release as delayed with its slot kept and the attempt its decision counted', async () => {
+    const t = setup();
+    t.dispatch(item('1'), release(T0 + 500, 1));
+    for (const held of t.hold.takeLaterThan(T0)) held.evict();
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.info, w.tier])).toEqual([['park', info({ attempt: 1, notBefore: T0 + 500 }), s5]]);
+    expect(t.counted.outcomes).toEqual([['delayed', 'p']]);
+    expect(t.acked).toEqual(['1']);
+  });
+
+  it('parks an evicted delayed tier message again with its info unchanged (its slot kept), as a move', async () => {
+    const t = setup();
+    const parked = info({ attempt: 1, notBefore: T0 + 700, firstSeen: T0 - 5000 });
+    t.dispatch(item('1', { fromTier: true, info: parked }), release(T0 + 700, 1, 50));
+    for (const held of t.hold.takeLaterThan(T0)) held.evict();
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.info])).toEqual([['park', parked]]);
+    expect(t.counted.outcomes).toEqual([]);
+    expect(t.acked).toEqual(['1']);
+  });
+
+  it('parks an evicted admitted tier message as delayed with the attempt its decision counted', async () => {
+    const t = setup();
+    t.dispatch(item('1', { fromTier: true, info: { attempt: 1, reason: { kind: 'overflow', limit: 'rate' } } }), release(T0 + 400, 2));
+    for (const held of t.hold.takeLaterThan(T0)) held.evict();
+    await t.settle();
+    expect(t.written.map((w) => w.info)).toEqual([info({ attempt: 2, notBefore: T0 + 400, reason: { kind: 'delayed' } })]);
+  });
+
+  it('parks what waits in a lane as delayed on its slot, and what waits in memory unchanged', async () => {
+    const t = setup();
+    t.dispatch(item('a'), release(T0, 1, 30));
+    t.dispatch(item('b'), release(T0, 1, 30));
+    const waiting = info({ attempt: 1, notBefore: T0 + 3000, reason: { kind: 'overflow', limit: 'rate' } });
+    t.dispatch(item('w', { fromTier: true, info: waiting }), { kind: 'wait', until: T0 + 3000 });
+    for (const held of t.hold.takeLaterThan(-Infinity)) held.evict();
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.value, w.info])).toEqual([
+      ['forward', 'va', undefined],
+      ['park', 'vb', info({ attempt: 1, notBefore: T0 })],
+      ['park', 'vw', waiting],
+    ]);
+    expect(t.acked.sort()).toEqual(['a', 'b', 'w']);
+    expect(t.again).toEqual([]);
+  });
+});

@@ -1,0 +1,30 @@
+import { FUTURE_TOLERANCE_MS, turnOf } from '../../../src/flow/gate';
+import { buildTiers } from '../../../src/park/tiers';
+
+const [s5, m1] = buildTiers('r', [5000, 60_000]);
+const now = 1_000_000;
+
+describe('when a tier message may be taken', () => {
+  it('is when its tier delay is over, if that comes before its not-before is within the read-ahead', () => {
+    expect(turnOf({ tier: s5, parkedAt: now, notBefore: now + 60_000 }, now, 5000)).toBe(now + 5000);
+  });
+
+  it('is when its not-before is within the read-ahead, if that comes before its tier delay is over', () => {
+    expect(turnOf({ tier: m1, parkedAt: now, notBefore: now + 20_000 }, now, 5000)).toBe(now + 15_000);
+  });
+
+  it('is the earlier of the two, which may already be past', () => {
+    expect(turnOf({ tier: m1, parkedAt: now - 60_000, notBefore: now + 30_000 }, now, 5000)).toBe(now);
+    expect(turnOf({ tier: m1, parkedAt: now - 1000, notBefore: now + 2000 }, now, 5000)).toBe(now - 3000);
+    expect(turnOf({ tier: m1, parkedAt: now, notBefore: now + 60_000 }, now, 0)).toBe(now + 60_000);
+  });
+
+  it('is now for a record whose timestamp is more than FUTURE_TOLERANCE_MS ahead of this clock (it does not hold its partition)', () => {
+    expect(turnOf({ tier: m1, parkedAt: now + FUTURE_TOLERANCE_MS + 1, notBefore: now + 3_600_000 }, now, 5000)).toBe(now);
+    expect(turnOf({ tier: m1, parkedAt: now + FUTURE_TOLERANCE_MS, notBefore: now + 3_600_000 }, now, 5000)).toBe(now + FUTURE_TOLERANCE_MS + 60_000);
+  });
+
+  it('is when the tier delay is over for a malformed record (no not-before to read ahead of)', () => {
+    expect(turnOf({ tier: m1, parkedAt: now - 1000 }, now, 5000)).toBe(now + 59_000);
+  });
+});
