@@ -45,6 +45,8 @@ equal to the schema; a key in .Values.config that is not here stops the render.
 {{- $_ := set $names "kafka.clientId" "SLUICE_KAFKA_CLIENT_ID" }}
 {{- $_ := set $names "kafka.ssl" "SLUICE_KAFKA_SSL" }}
 {{- $_ := set $names "kafka.sslCa" "SLUICE_KAFKA_SSL_CA" }}
+{{- $_ := set $names "kafka.sslCert" "SLUICE_KAFKA_SSL_CERT" }}
+{{- $_ := set $names "kafka.sslKey" "SLUICE_KAFKA_SSL_KEY" }}
 {{- $_ := set $names "kafka.sasl.mechanism" "SLUICE_KAFKA_SASL_MECHANISM" }}
 {{- $_ := set $names "kafka.sasl.username" "SLUICE_KAFKA_SASL_USERNAME" }}
 {{- $_ := set $names "kafka.sasl.password" "SLUICE_KAFKA_SASL_PASSWORD" }}
@@ -69,6 +71,7 @@ equal to the schema; a key in .Values.config that is not here stops the render.
 {{- $_ := set $names "redis.url" "SLUICE_REDIS_URL" }}
 {{- $_ := set $names "redis.clusterNodes" "SLUICE_REDIS_CLUSTER_NODES" }}
 {{- $_ := set $names "redis.password" "SLUICE_REDIS_PASSWORD" }}
+{{- $_ := set $names "redis.tls" "SLUICE_REDIS_TLS" }}
 {{- $_ := set $names "redis.keyPrefix" "SLUICE_REDIS_KEY_PREFIX" }}
 {{- $_ := set $names "redis.timeoutMs" "SLUICE_REDIS_TIMEOUT_MS" }}
 {{- $_ := set $names "quotas.file" "SLUICE_QUOTAS_FILE" }}
@@ -76,6 +79,7 @@ equal to the schema; a key in .Values.config that is not here stops the render.
 {{- $_ := set $names "mode" "SLUICE_MODE" }}
 {{- $_ := set $names "http.host" "SLUICE_HTTP_HOST" }}
 {{- $_ := set $names "http.port" "SLUICE_HTTP_PORT" }}
+{{- $_ := set $names "http.adminToken" "SLUICE_HTTP_ADMIN_TOKEN" }}
 {{- $_ := set $names "usage.resolutions" "SLUICE_USAGE_RESOLUTIONS" }}
 {{- $_ := set $names "log.level" "SLUICE_LOG_LEVEL" }}
 {{- toYaml $names }}
