@@ -1,0 +1,173 @@
+/**
+ * The one wiring module: the only place where concrete types meet. `sluice run`, `sluice
+ * drain` and `sluice status` build what they need from the settings here, the same way —
+ * Kafka client and producer, Redis client, limiter store behind the store-error policy, the
+ * store's clock, decider, sender and writer, the one hold and its release lanes, and the flows.
+ */
+import { type Admin, type Kafka, Partitioners, type Producer } from 'kafkajs';
+import type { Logger } from 'pino';
+import { systemClock } from '../clock';
+import { registerCodecs } from '../codecs/register-codecs';
+import type { Config } from '../config/types';
+import { SluiceError } from '../errors';
+import { coalesceDecider, createFetchDecider, type FetchDecider } from '../decide/fetch-decider';
+import { createGuardedStore, type GuardedStore } from '../decide/guarded-store';
+import { createStoreClock, type StoreClock } from '../decide/store-clock';
+import type { RuleView } from '../decide/verdict';
+import type { SourceOptions } from '../flow/batch-handler';
+import type { Outcome } from '../flow/dispatch';
+import { createFlow, type Flow, type FlowShared } from '../flow/flow';
+import type { RoutePolicy } from '../flow/route';
+import { subscriptionAssigner } from '../flow/subscription-assigner';
+import { createHoldScheduler } from '../hold/hold-scheduler';
+import { createReleaseLanes } from '../hold/release-lanes';
+import { createMemoryStore } from '../limit/memory-store';
+import { createRedisClient } from '../limit/redis-client';
+import { createRedisStore } from '../limit/redis-store';
+import { scaleRule } from '../limit/scale-rule';
+import type { LimiterStore } from '../limit/types';
+import type { Metrics } from '../metrics/types';
+import { createBatchSender, type Sender } from '../produce/batch-sender';
+import { createMessageWriter } from '../produce/message-writer';
+import { connectAdmin, createKafka } from './kafka-client';
+
+export { connectAdmin };
+
+export const startKafka = async (config: Config, logger: Logger): Promise<{ kafka: Kafka; admin: Admin }> => {
+  registerCodecs();
+  const kafka = createKafka(config, logger);
+  return { kafka, admin: await connectAdmin(kafka, config.kafka.brokers) };
+};
+
+/** Partition count of each topic; a missing topic is TOPIC_INVALID (exit 2) naming it. */
+export const partitionCounts = async (admin: Admin, topics: readonly string[]): Promise<Map<string, number>> => {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((t) => !existing.has(t));
+  if (missing.length > 0) {
+    throw new SluiceError('TOPIC_INVALID', `missing topic(s): ${missing.join(', ')} (create them, or start sluice run once with topics.create=true)`);
+  }
+  const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+  return new Map(metadata.map((t) => [t.name, t.partitions.length]));
+};
+
+/** acks = all, one request in flight (per-producer order), no auto-created topics, Java's murmur2 partitioner. */
+export const createProducer = (kafka: Kafka): Producer =>
+  kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner });
+
+export const createRedis = (config: Config, options: { timeoutMs?: number; onError?: (error: Error) => void } = {}) =>
+  createRedisClient({
+    url: config.redis.url,
+    clusterNodes: config.redis.clusterNodes.length > 0 ? [...config.redis.clusterNodes] : undefined,
+    timeoutMs: options.timeoutMs ?? config.redis.timeoutMs,
+    onError: options.onError,
+  });
+
+export interface Limiter {
+  store: LimiterStore;
+  guarded: GuardedStore;
+  decider: FetchDecider;
+  /** The flow's clock: the store's time (DESIGN.md "One clock"). */
+  clock: StoreClock;
+}
+
+export const createLimiter = (config: Config, deps: { redis: ReturnType<typeof createRedis>; members: () => number; metrics: Metrics; logger: Logger }): Limiter => {
+  const clock = createStoreClock(systemClock);
+  const store = createRedisStore({ redis: deps.redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs });
+  const guarded = createGuardedStore({
+    store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: deps.members, scaleRule,
+    clock, metrics: deps.metrics, logger: deps.logger, parkDelayMs: config.retry.tiers[0].delayMs,
+  });
+  const decider = coalesceDecider(createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe }));
+  return { store, guarded, decider, clock };
+};
+
+export const routePolicyOf = (config: Config, hop: boolean): RoutePolicy => ({
+  tiers: config.retry.tiers,
+  holdMaxMs: config.hold.maxMs,
+  maxAttempts: config.retry.maxAttempts,
+  maxAgeMs: config.retry.maxAgeMs,
+  hop,
+});
+
+export interface Pipeline {
+  shared: FlowShared;
+  sender: Sender;
+  flows: Flow[];
+  add(flow: Flow): Flow;
+}
+
+/** The pieces every flow of a process shares: one sender, one writer, one hold with one set of caps, one set of lanes. */
+export const createPipeline = (config: Config, deps: {
+  producer: Producer;
+  limiter: Limiter;
+  ruleOf(producer: string): RuleView;
+  partitions: ReadonlyMap<string, number>;
+  metrics: Metrics;
+  logger: Logger;
+}): Pipeline => {
+  const { clock } = deps.limiter;
+  const flows: Flow[] = [];
+  const sender = createBatchSender({ producer: deps.producer, logger: deps.logger });
+  const hold = createHoldScheduler({
+    clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,
+    onPressure: (full) => {
+      deps.logger.debug({ held: hold.held() }, full ? 'hold full: pausing fetches' : 'hold freed: resuming fetches');
+      for (const flow of flows) flow.block(full);
+    },
+    onHeldChange: (messages, bytes) => deps.metrics.held(messages, bytes),
+  });
+  const writer = createMessageWriter({
+    sender, clock,
+    topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter, tiers: config.retry.tiers, partitions: deps.partitions },
+  });
+  const shared: FlowShared = {
+    hold, lanes: createReleaseLanes({ hold, clock }), writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
+    clock, metrics: deps.metrics, logger: deps.logger, commitIntervalMs: config.commit.intervalMs,
+  };
+  return { shared, sender, flows, add: (flow) => (flows.push(flow), flow) };
+};
+
+export const ingressFlow = (config: Config, kafka: Kafka, pipeline: Pipeline): Flow =>
+  pipeline.add(createFlow(pipeline.shared, {
+    name: 'ingress', kafka, groupId: config.group, topics: [config.topics.ingress], policy: routePolicyOf(config, true), partitionsConsumedConcurrently: 8,
+    source: { tiers: [], parked: false, waitForTurn: false, readAheadMs: 0, identity: config.identity },
+  }));
+
+/** The retry tiers (the sidecar's drainer), or what `sluice drain` reads: retry.group, each member taking only what it subscribed to. */
+export const parkedFlow = (config: Config, kafka: Kafka, pipeline: Pipeline, options: {
+  name: string;
+  topics: readonly string[];
+  hop: boolean;
+  source?: Partial<SourceOptions>;
+  report?(producer: string, outcome: Outcome): void;
+}): Flow =>
+  pipeline.add(createFlow(pipeline.shared, {
+    name: options.name, kafka, groupId: config.retry.group, topics: options.topics, policy: routePolicyOf(config, options.hop),
+    partitionsConsumedConcurrently: Math.max(1, options.topics.length),
+    consumerConfig: { maxWaitTimeInMs: 100, partitionAssigners: [subscriptionAssigner] },
+    report: options.report,
+    source: { tiers: config.retry.tiers, parked: true, waitForTurn: true, readAheadMs: config.hold.maxMs, identity: config.identity, ...options.source },
+  }));
+
+const until = (work: Promise<unknown>, deadline: number): Promise<unknown> =>
+  Promise.race([work, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())]);
+
+/**
+ * The graceful stop of DESIGN.md, bounded by `budgetMs`: fetch nothing more; held messages
+ * due within a second leave, later ones are parked (`delayed`, their slot kept; a tier message
+ * goes back to a tier); wait for the writes; commit; leave the groups; disconnect. A write
+ * still failing at the end is left unacknowledged (delivered again after a restart: nothing is lost).
+ */
+export const stopPipeline = async (pipeline: Pipeline, budgetMs: number): Promise<void> => {
+  const deadline = Date.now() + budgetMs;
+  const { hold, clock } = pipeline.shared;
+  await Promise.all(pipeline.flows.map((flow) => flow.halt(deadline - 6000)));
+  for (const held of hold.takeLaterThan(clock.now() + 1000)) held.evict();
+  await until(hold.whenEmpty(), deadline - 4000);
+  for (const held of hold.takeLaterThan(-Infinity)) held.evict();
+  await until(pipeline.sender.flush(), deadline - 2000);
+  pipeline.sender.close();
+  await until(pipeline.sender.flush(), deadline - 1500);
+  hold.close();
+  await Promise.all(pipeline.flows.map((flow) => flow.stop(deadline)));
+};

@@ -1,0 +1,216 @@
+/**
+ * Carries out the router's actions for one flow (src/flow/route.ts): hold a message until its
+ * instant, queue it in its producer's release lane, write it downstream, to a tier or to the
+ * dead-letter topic, and call its `ack` once the broker acknowledged it (its offset may then
+ * be committed). Every message counts against the one hold's caps from dispatch until its ack
+ * (in the heap while held, tracked otherwise).
+ *
+ * Send failures: a message refused as too large goes to the dead-letter topic (`too-large`);
+ * any other failure (the sender closed at shutdown with sends still failing) leaves it
+ * unacknowledged — it is delivered again — and `onStuck` stops its partition. Nothing skipped.
+ *
+ * Rebalance: `freeze()` (REBALANCING) stops every send from starting; `thaw(lost)` (GROUP_JOIN)
+ * sends what was held back for partitions kept and drops — unsent, unacknowledged — what
+ * belongs to partitions lost, whose new owner handles them.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import { SluiceError } from '../errors';
+import type { HoldScheduler } from '../hold/hold-scheduler';
+import type { ReleaseLanes } from '../hold/release-lanes';
+import type { Metrics } from '../metrics/types';
+import type { DeadLetterReason, ParkInfo } from '../park/park-headers';
+import type { MessageWriter } from '../produce/message-writer';
+import { type FlowItem, ownerOf } from './flow-item';
+import { type Action, parkTier } from './route';
+
+export type Outcome = 'forwarded' | 'reparked' | 'dead-lettered';
+
+interface Count {
+  done(): void;
+  forget(): void;
+}
+
+export interface DispatchDeps {
+  hold: HoldScheduler;
+  lanes: ReleaseLanes;
+  writer: MessageWriter;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  tiers: Parameters<typeof parkTier>[0];
+  /** A message whose wait in memory is over: route it again (src/flow/take.ts). */
+  again(item: FlowItem, ack: () => void): void;
+  /** A message that cannot be written anywhere: stop its partition (nothing after it is committed). */
+  onStuck(item: FlowItem, error: unknown): void;
+  /** Every outcome, per producer (sluice drain's summary). */
+  report?(producer: string, outcome: Outcome): void;
+}
+
+export interface Dispatcher {
+  dispatch(item: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>, ack: () => void): void;
+  freeze(): void;
+  thaw(lost: (owner: string) => boolean): void;
+}
+
+const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
+
+export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
+  const { hold, lanes, writer, clock, metrics, logger } = deps;
+  let frozen = false;
+  let held: { owner: string; go(): void; drop(): void }[] = [];
+
+  /**
+   * Counts the message against the hold's caps until it is acknowledged (`done`) or forgotten
+   * unsent (`forget`: a rebalance moved its partition, or it cannot be written: never committed).
+   */
+  const counted = (item: FlowItem, ack: () => void): Count => {
+    const release = hold.track(item.size);
+    return {
+      done: () => {
+        release();
+        ack();
+      },
+      forget: release,
+    };
+  };
+
+  /** Runs a send now, or after the rebalance if one is under way (`later` then, or dropped if the partition moved). */
+  const whenThawed = (item: FlowItem, go: () => void, drop: () => void, later: () => void = go): void => {
+    if (!frozen) return go();
+    held.push({ owner: ownerOf(item.topic, item.partition), go: later, drop });
+  };
+
+  const failed = (item: FlowItem, info: ParkInfo, count: Count) => (error: unknown): void => {
+    if (!isTooLarge(error)) {
+      count.forget();
+      return deps.onStuck(item, error);
+    }
+    logger.error({ err: error, origin: `${info.origin.topic}/${info.origin.partition}/${info.origin.offset}`, producer: info.producer }, 'message refused as too large; dead-lettering it');
+    deadLetter(item, info, 'too-large', count);
+  };
+
+  const deadLetter = (item: FlowItem, info: ParkInfo, reason: DeadLetterReason, count: Count): void =>
+    whenThawed(item, () => {
+      writer.deadLetter(item.content, info, reason).then(
+        () => {
+          metrics.message('dead_lettered', info.producer);
+          deps.report?.(info.producer, 'dead-lettered');
+          count.done();
+        },
+        (error) => {
+          count.forget();
+          deps.onStuck(item, error);
+        },
+      );
+    }, count.forget);
+
+  /** `respace`: what to do instead when a rebalance froze sends (back into the lane, so thawed sends leave spaced, not as a burst). */
+  const forward = (item: FlowItem, attempt: number, count: Count, respace?: () => void): void =>
+    whenThawed(item, () => {
+      const waitedMs = clock.now() - item.info.firstSeen;
+      writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
+        () => {
+          metrics.message('forwarded', item.info.producer);
+          metrics.releaseDelay(waitedMs);
+          deps.report?.(item.info.producer, 'forwarded');
+          count.done();
+        },
+        failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count),
+      );
+    }, count.forget, respace);
+
+  const park = (item: FlowItem, info: ParkInfo, moved: boolean, count: Count, tier = parkTier(deps.tiers, info.notBefore - clock.now())): void =>
+    whenThawed(item, () => {
+      writer.park(item.content, info, tier).then(
+        () => {
+          if (!moved) {
+            metrics.message(info.reason.kind === 'delayed' ? 'delayed' : 'overflowed', info.producer);
+            deps.report?.(info.producer, 'reparked');
+          }
+          count.done();
+        },
+        failed(item, info, count),
+      );
+    }, count.forget);
+
+  // Messages of a producer waiting in the heap: one due now must not overtake them.
+  const heldOf = new Map<string, number>();
+  const unheld = (producer: string): void => {
+    const n = heldOf.get(producer) ?? 0;
+    if (n <= 1) heldOf.delete(producer);
+    else heldOf.set(producer, n - 1);
+  };
+
+  /** Into the producer's lane: sent on its turn, at least spacingMs after the previous one. */
+  const toLane = (item: FlowItem, attempt: number, slot: number, spacingMs: number, ack: () => void): void => {
+    const count = counted(item, ack);
+    const { producer } = item.info;
+    const parkBack = (): void => park(item, { ...item.info, attempt, notBefore: slot, reason: { kind: 'delayed' } }, item.fromTier, count);
+    const enter = (): void =>
+      lanes.due(producer, spacingMs, {
+        bytes: item.size,
+        owner: ownerOf(item.topic, item.partition),
+        send: () => forward(item, attempt, count, enter),
+        evict: parkBack,
+        drop: count.forget,
+      });
+    enter();
+  };
+
+  const release = (item: FlowItem, at: number, attempt: number, spacingMs: number, ack: () => void): void => {
+    const { producer } = item.info;
+    if (at <= clock.now() && !heldOf.has(producer)) return toLane(item, attempt, at, spacingMs, ack);
+    heldOf.set(producer, (heldOf.get(producer) ?? 0) + 1);
+    hold.add({
+      at,
+      bytes: item.size,
+      owner: ownerOf(item.topic, item.partition),
+      release: () => {
+        unheld(producer);
+        toLane(item, attempt, at, spacingMs, ack);
+      },
+      // Taken out at shutdown: parked `delayed` with its slot (a tier message goes back to a tier).
+      evict: () => {
+        unheld(producer);
+        park(item, { ...item.info, attempt, notBefore: at, reason: { kind: 'delayed' } }, item.fromTier, counted(item, ack));
+      },
+      drop: () => unheld(producer),
+    });
+  };
+
+  const wait = (item: FlowItem, until: number, ack: () => void): void =>
+    hold.add({
+      at: until,
+      bytes: item.size,
+      owner: ownerOf(item.topic, item.partition),
+      release: () => deps.again(item, ack),
+      evict: () => park(item, item.info, true, counted(item, ack)),
+    });
+
+  return {
+    dispatch(item, action, ack) {
+      switch (action.kind) {
+        case 'release':
+          return release(item, action.at, action.attempt, action.spacingMs, ack);
+        case 'wait':
+          return wait(item, action.until, ack);
+        case 'park':
+          return park(item, action.info, action.moved, counted(item, ack), action.tier);
+        case 'dead-letter':
+          return deadLetter(item, action.info, action.reason, counted(item, ack));
+      }
+    },
+    freeze() {
+      frozen = true;
+    },
+    thaw(lost) {
+      frozen = false;
+      for (const entry of hold.takeOwned(lost)) entry.drop?.();
+      lanes.dropOwned(lost);
+      const waiting = held;
+      held = [];
+      for (const entry of waiting) (lost(entry.owner) ? entry.drop : entry.go)();
+    },
+  };
+};

@@ -1,0 +1,96 @@
+/**
+ * One message as the flow carries it, whichever topic it was fetched from: the user's content
+ * (inbound `sluice-*` headers dropped on ingress, sluice's own headers read off on a tier), who
+ * sent it, its size as the byte bucket and the hold caps count it (key + value + headers), and
+ * its park info — for an ingress message the info a first park would write (attempt 0: not
+ * decided yet). Instants are on the store's clock (src/decide/store-clock.ts).
+ */
+import type { IHeaders, KafkaMessage } from 'kafkajs';
+import { identify, type IdentityOptions } from '../identify/identify';
+import { decodeParkHeaders, stripSluiceHeaders, type ParkInfo } from '../park/park-headers';
+import type { MessageContent } from '../park/park-message';
+import { repairMalformed } from './route';
+
+export interface FlowItem {
+  topic: string;
+  partition: number;
+  offset: string;
+  content: MessageContent;
+  /** key + value + header bytes. */
+  size: number;
+  info: ParkInfo;
+  /** Read from a retry tier (or the dead-letter topic by sluice drain); false for ingress. */
+  fromTier: boolean;
+  /** The sluice headers did not parse: decided again. */
+  malformed?: string[];
+  /** sluice drain of the dead-letter topic: decided again as new, whatever its headers say. */
+  decideAgain?: boolean;
+}
+
+/** The key a rebalance uses to find what a partition owns. */
+export const ownerOf = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+const byteLength = (b: Buffer | string | null | undefined): number =>
+  b === null || b === undefined ? 0 : Buffer.isBuffer(b) ? b.length : Buffer.byteLength(b);
+
+export const headerBytes = (headers: IHeaders | undefined): number => {
+  let n = 0;
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) n += Buffer.byteLength(key) + byteLength(v as Buffer | string);
+  }
+  return n;
+};
+
+const sizeOf = (message: KafkaMessage, headers: IHeaders): number =>
+  byteLength(message.key) + byteLength(message.value) + headerBytes(headers);
+
+/** An ingress message; `forged` counts the inbound `sluice-*` header values dropped. */
+export const fromIngress = (
+  message: KafkaMessage,
+  where: { topic: string; partition: number },
+  identity: IdentityOptions,
+  now: number,
+): { item: FlowItem; forged: number } => {
+  const { headers, dropped } = stripSluiceHeaders(message.headers);
+  const content: MessageContent = { key: message.key, value: message.value, headers };
+  const producer = identify({ key: message.key, headers }, identity);
+  const item: FlowItem = {
+    topic: where.topic,
+    partition: where.partition,
+    offset: message.offset,
+    content,
+    size: sizeOf(message, headers),
+    fromTier: false,
+    info: {
+      producer,
+      attempt: 0,
+      notBefore: now,
+      firstSeen: now,
+      timestamp: message.timestamp,
+      origin: { topic: where.topic, partition: where.partition, offset: message.offset },
+      reason: { kind: 'delayed' },
+    },
+  };
+  return { item, forged: dropped };
+};
+
+/** A message read back from a retry tier (or the dead-letter topic); malformed headers are repaired as far as possible. */
+export const fromTier = (
+  message: KafkaMessage,
+  where: { topic: string; partition: number },
+  identity: IdentityOptions,
+  now: number,
+): FlowItem => {
+  const decoded = decodeParkHeaders(message.headers as IHeaders | undefined);
+  const content: MessageContent = { key: message.key ?? null, value: message.value ?? null, headers: decoded.userHeaders };
+  const base = { topic: where.topic, partition: where.partition, offset: message.offset, content, size: sizeOf(message, decoded.userHeaders), fromTier: true };
+  if (decoded.kind === 'valid') return { ...base, info: decoded.info };
+  const fallback = {
+    producer: identify({ key: content.key, headers: content.headers }, identity),
+    timestamp: message.timestamp,
+    origin: { topic: where.topic, partition: where.partition, offset: message.offset },
+    now,
+  };
+  return { ...base, info: repairMalformed(decoded, fallback), malformed: decoded.problems };
+};

@@ -1,0 +1,128 @@
+/**
+ * One flow: a source (the ingress topic, the retry tiers, or what `sluice drain` reads) read
+ * by one consumer wrapper, one batch handler, and a dispatcher over the process's one hold,
+ * release lanes and writer. The sidecar runs two flows (ingress, and the drainer of the retry
+ * tiers: its own group); `sluice drain` runs one. DESIGN.md "One flow".
+ */
+import type { ConsumerConfig, Kafka } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import { createOffsetTracker, type OffsetTracker } from '../commit/offset-tracker';
+import type { FetchDecider } from '../decide/fetch-decider';
+import type { RuleView } from '../decide/verdict';
+import type { HoldScheduler } from '../hold/hold-scheduler';
+import type { ReleaseLanes } from '../hold/release-lanes';
+import type { Metrics } from '../metrics/types';
+import type { Sender } from '../produce/batch-sender';
+import type { MessageWriter } from '../produce/message-writer';
+import { createBatchHandler, type SourceOptions } from './batch-handler';
+import { createDispatcher, type Outcome } from './dispatch';
+import type { FlowItem } from './flow-item';
+import { createGroupConsumer, type GroupConsumer } from './group-consumer';
+import type { RoutePolicy } from './route';
+import { takeItems, type TakeDeps } from './take';
+
+/** What every flow of a process shares. */
+export interface FlowShared {
+  hold: HoldScheduler;
+  lanes: ReleaseLanes;
+  writer: MessageWriter;
+  sender: Sender;
+  decider: FetchDecider;
+  ruleOf(producer: string): RuleView;
+  clock: Clock;
+  metrics: Metrics;
+  logger: Logger;
+  commitIntervalMs: number;
+}
+
+export interface FlowOptions {
+  name: string;
+  kafka: Kafka;
+  groupId: string;
+  topics: readonly string[];
+  source: SourceOptions;
+  policy: RoutePolicy;
+  partitionsConsumedConcurrently: number;
+  consumerConfig?: Partial<ConsumerConfig>;
+  report?(producer: string, outcome: Outcome): void;
+}
+
+export interface Flow {
+  consumer: GroupConsumer;
+  tracker: OffsetTracker;
+  start(): Promise<void>;
+  /** Whether a fetched batch is being handled right now. */
+  busy(): boolean;
+  /** The hold is full (or freed): pause (or resume) fetching. */
+  block(full: boolean): void;
+  /** Graceful stop, first part: fetch nothing more; resolves once no batch is being handled. */
+  halt(deadline: number): Promise<void>;
+  /** Graceful stop, last part: commit, leave the group, disconnect (bounded by `deadline`). */
+  stop(deadline: number): Promise<void>;
+}
+
+const RETRY_STALL_MS = 100;
+
+export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
+  const { clock, metrics } = shared;
+  const logger = shared.logger.child({ component: options.name, group: options.groupId });
+  const tracker = createOffsetTracker();
+  let halted = false;
+  let active = 0;
+  const take: TakeDeps = { decider: shared.decider, ruleOf: shared.ruleOf, policy: options.policy, clock };
+  const late: { consumer?: GroupConsumer } = {};
+
+  const again = (item: FlowItem, ack: () => void): void => {
+    void takeItems(take, dispatcher, [item], () => ack).then((taken) => {
+      if (taken.stallUntil !== undefined) dispatcher.dispatch(item, { kind: 'wait', until: Math.max(taken.stallUntil, clock.now() + RETRY_STALL_MS) }, ack);
+    });
+  };
+  const dispatcher = createDispatcher({
+    hold: shared.hold, lanes: shared.lanes, writer: shared.writer, clock, metrics, logger, tiers: options.policy.tiers, again, report: options.report,
+    onStuck(item, error) {
+      late.consumer?.pauser.stop(item.topic, item.partition);
+      logger.error({ err: error, origin: `${item.topic}/${item.partition}/${item.offset}`, producer: item.info.producer },
+        'a message could not be written anywhere: its partition is stopped (nothing after it is committed) until an operator acts');
+    },
+  });
+  const consumer = createGroupConsumer({
+    kafka: options.kafka, groupId: options.groupId, topics: options.topics, tracker, commitIntervalMs: shared.commitIntervalMs,
+    partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, clock, metrics, logger, config: options.consumerConfig,
+    async onRebalancing() {
+      dispatcher.freeze();
+      // What the sender already carries is acknowledged (or not) in a moment: wait for it, so the commit covers it.
+      await Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    },
+    onJoin: (lost) => dispatcher.thaw(lost),
+  });
+  late.consumer = consumer;
+  const handle = createBatchHandler({
+    source: options.source, take, dispatcher, hold: shared.hold, tracker, pauser: consumer.pauser, clock, metrics,
+    refuses: (topic, partition) => halted || consumer.pauser.isStopped(topic, partition),
+  });
+
+  return {
+    consumer,
+    tracker,
+    start: () =>
+      consumer.start(async (payload) => {
+        active += 1;
+        try {
+          await handle(payload);
+        } finally {
+          active -= 1;
+        }
+      }),
+    busy: () => active > 0,
+    block: (full) => {
+      if (!halted) consumer.pauser.setBlocked(full);
+    },
+    async halt(deadline) {
+      halted = true;
+      consumer.pauser.setBlocked(true);
+      while (active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    },
+    stop: (deadline) => consumer.stop(deadline),
+  };
+};

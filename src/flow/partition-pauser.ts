@@ -1,0 +1,87 @@
+/**
+ * Pauses partitions until an instant (a tier's head whose turn has not come, or the store down
+ * under limiter.onStoreError = park) and resumes them then; pauses everything while blocked
+ * (the hold is full, or the process is stopping); keeps a partition stopped on a message that
+ * cannot be written paused for good. kafkajs keeps pause state per topic
+ * across rebalances, so after every group join all timers are dropped and every assigned
+ * partition resumed: the next fetch re-derives what must stay paused from what is due.
+ */
+import type { Consumer } from 'kafkajs';
+import type { Clock } from '../clock';
+
+export type Assignment = { topic: string; partitions: number[] }[];
+
+export interface PartitionPauser {
+  pauseUntil(topic: string, partition: number, until: number): void;
+  /** Pauses every assigned partition until `false` (memory pressure, shutdown). */
+  setBlocked(blocked: boolean): void;
+  /** Stops one partition for good (a message there cannot be written anywhere). */
+  stop(topic: string, partition: number): void;
+  isStopped(topic: string, partition: number): boolean;
+  /** After a group join: forget every pause, resume what is assigned (unless blocked). */
+  onAssignment(assigned: Assignment): void;
+  /** Partitions paused until an instant: "topic/partition" → instant. */
+  paused(): Map<string, number>;
+  close(): void;
+}
+
+export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Consumer, 'pause' | 'resume'>; clock: Clock }): PartitionPauser => {
+  const timers = new Map<string, { until: number; timer: NodeJS.Timeout }>();
+  const stopped = new Set<string>();
+  let assigned: Assignment = [];
+  let blocked = false;
+  const keyOf = (topic: string, partition: number): string => `${topic}/${partition}`;
+
+  const resume = (topic: string, partition: number): void => {
+    timers.delete(keyOf(topic, partition));
+    if (!blocked && !stopped.has(keyOf(topic, partition))) consumer.resume([{ topic, partitions: [partition] }]);
+  };
+  const pauseStopped = (): void => {
+    for (const key of stopped) {
+      const at = key.lastIndexOf('/');
+      consumer.pause([{ topic: key.slice(0, at), partitions: [Number(key.slice(at + 1))] }]);
+    }
+  };
+
+  const clearTimers = (): void => {
+    for (const { timer } of timers.values()) clearTimeout(timer);
+    timers.clear();
+  };
+
+  return {
+    pauseUntil(topic, partition, until) {
+      const key = keyOf(topic, partition);
+      const existing = timers.get(key);
+      if (existing) clearTimeout(existing.timer);
+      consumer.pause([{ topic, partitions: [partition] }]);
+      const timer = setTimeout(() => resume(topic, partition), Math.max(0, until - clock.now()));
+      timers.set(key, { until, timer });
+    },
+    setBlocked(value) {
+      if (value === blocked) return;
+      blocked = value;
+      if (blocked) {
+        if (assigned.length) consumer.pause(assigned);
+        return;
+      }
+      for (const { topic, partitions } of assigned) {
+        const free = partitions.filter((p) => !timers.has(keyOf(topic, p)) && !stopped.has(keyOf(topic, p)));
+        if (free.length) consumer.resume([{ topic, partitions: free }]);
+      }
+    },
+    stop(topic, partition) {
+      stopped.add(keyOf(topic, partition));
+      consumer.pause([{ topic, partitions: [partition] }]);
+    },
+    isStopped: (topic, partition) => stopped.has(keyOf(topic, partition)),
+    onAssignment(next) {
+      clearTimers();
+      assigned = next;
+      if (!blocked && assigned.length) consumer.resume(assigned);
+      if (blocked && assigned.length) consumer.pause(assigned);
+      pauseStopped();
+    },
+    paused: () => new Map([...timers].map(([key, { until }]) => [key, until])),
+    close: clearTimers,
+  };
+};

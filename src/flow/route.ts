@@ -1,0 +1,117 @@
+/**
+ * The router (pure): what happens to a message, from where it stands. DESIGN.md "Kafka
+ * mechanics". An ingress message is decided; a tier message whose turn came (src/flow/gate.ts)
+ * is released on its reserved slot (`delayed`), waits in memory for its not-before, hops once
+ * to a tier that brings it within hold.maxMs of it, or is decided again (`overflow`, a
+ * `delayed` one after a real outage, malformed headers); a decision's verdict becomes a
+ * release, a park, a dead-letter or — the store down under `park` on a tier — a stall.
+ * Instants are on the store's clock.
+ */
+import type { RuleView, Verdict } from '../decide/verdict';
+import { spacingOf } from '../decide/verdict';
+import type { DeadLetterReason, DecodedPark, ParkInfo } from '../park/park-headers';
+import { chooseTier, type Tier } from '../park/tiers';
+
+export interface RoutePolicy {
+  /** Ascending by delay. */
+  tiers: readonly Tier[];
+  holdMaxMs: number;
+  maxAttempts: number;
+  maxAgeMs: number;
+  /** false (sluice drain): a message not due yet waits in memory instead of hopping tiers. */
+  hop: boolean;
+}
+
+export type Action =
+  /** Decide (again); `asOf`: as of this instant (a retry a little late keeps its turn's time). */
+  | { kind: 'decide'; asOf?: number }
+  /** Downstream at `at`, kept `spacingMs` after its producer's previous release. */
+  | { kind: 'release'; at: number; attempt: number; spacingMs: number }
+  /** A tier write; `moved`: a hop or a park-back (no new outcome). */
+  | { kind: 'park'; tier: Tier; info: ParkInfo; moved: boolean }
+  /** Not due yet: wait in memory until `until`, then route again. */
+  | { kind: 'wait'; until: number }
+  | { kind: 'dead-letter'; reason: DeadLetterReason; info: ParkInfo }
+  /** The store is down under limiter.onStoreError = park: leave it unread, pause its partition until `until`. */
+  | { kind: 'stall'; until: number };
+
+/** A `delayed` message later than this after its slot lost it to an outage: it is decided again. */
+export const OUTAGE_MS = 5000;
+
+/** A retry decided at most this late is decided as of its not-before (its turn), so timer jitter wastes no slot. */
+export const AS_OF_MS = 1000;
+
+/** The tier of a first park: the largest not longer than the wait (its tier delay is over before it is due). */
+export const parkTier = (tiers: readonly Tier[], waitMs: number): Tier => chooseTier(tiers, waitMs);
+
+/**
+ * The tier of a hop, `leftMs` before the not-before: the largest tier not longer than the time
+ * left when that brings it within `holdMaxMs` of it; otherwise the shortest tier at least
+ * `leftMs − holdMaxMs` long, from which it is read `holdMaxMs` ahead of its not-before — so a
+ * parked message is written at most twice.
+ */
+export const hopTier = (tiers: readonly Tier[], leftMs: number, holdMaxMs: number): Tier => {
+  const below = chooseTier(tiers, leftMs);
+  if (below.delayMs <= leftMs && leftMs - below.delayMs <= holdMaxMs) return below;
+  return tiers.find((tier) => tier.delayMs >= leftMs - holdMaxMs) ?? tiers[tiers.length - 1];
+};
+
+/** Whether deciding once more is still allowed; the dead-letter reason when it is not. */
+export const limitReached = (info: Pick<ParkInfo, 'attempt' | 'firstSeen'>, now: number, policy: Pick<RoutePolicy, 'maxAgeMs' | 'maxAttempts'>): DeadLetterReason | undefined => {
+  if (now - info.firstSeen > policy.maxAgeMs) return 'max-age';
+  if (info.attempt >= policy.maxAttempts) return 'max-attempts';
+  return undefined;
+};
+
+const spacing = (rule: RuleView): number => (rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0);
+
+/** The first step for a message taken from its topic at `now`. */
+export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?: string[]; decideAgain?: boolean }, now: number, policy: RoutePolicy, rule: RuleView): Action => {
+  if (!item.fromTier) return { kind: 'decide' };
+  const { info } = item;
+  const expired = limitReached(info, now, policy);
+  if (item.malformed || item.decideAgain) return expired ? { kind: 'dead-letter', reason: expired, info } : { kind: 'decide' };
+  const left = info.notBefore - now;
+  if (left > policy.holdMaxMs) {
+    if (!policy.hop) return { kind: 'wait', until: info.notBefore };
+    if (info.reason.kind !== 'delayed' && now - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info };
+    return { kind: 'park', tier: hopTier(policy.tiers, left, policy.holdMaxMs), info, moved: true };
+  }
+  if (info.reason.kind === 'delayed') {
+    if (-left <= OUTAGE_MS) return { kind: 'release', at: Math.max(info.notBefore, now), attempt: info.attempt, spacingMs: spacing(rule) };
+  } else if (left > 0) return { kind: 'wait', until: info.notBefore };
+  if (expired) return { kind: 'dead-letter', reason: expired, info };
+  return -left <= AS_OF_MS ? { kind: 'decide', asOf: info.notBefore } : { kind: 'decide' };
+};
+
+/** What a decision means for a message (ingress: attempt 0 → 1; a retry: attempt + 1). */
+export const afterVerdict = (item: { fromTier: boolean; info: ParkInfo }, verdict: Verdict, now: number, policy: RoutePolicy): Action => {
+  const { info } = item;
+  const attempt = info.attempt + 1;
+  if (verdict.kind === 'forward') return { kind: 'release', at: Math.max(verdict.at, now), attempt, spacingMs: verdict.spacingMs ?? 0 };
+  if (verdict.reason.kind === 'store-unavailable' && item.fromTier) return { kind: 'stall', until: verdict.notBefore };
+  const parked: ParkInfo = { ...info, attempt, notBefore: verdict.notBefore, reason: verdict.reason };
+  const tier = parkTier(policy.tiers, verdict.notBefore - now);
+  if (verdict.reason.kind === 'overflow') {
+    if (attempt >= policy.maxAttempts) return { kind: 'dead-letter', reason: 'max-attempts', info: parked };
+    if (verdict.notBefore - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info: parked };
+  }
+  return { kind: 'park', tier, info: parked, moved: false };
+};
+
+/**
+ * A malformed message is due and decided again; what did not parse is filled in so it can be
+ * parked or dead-lettered with well-formed headers afterwards.
+ */
+export const repairMalformed = (
+  decoded: Extract<DecodedPark, { kind: 'malformed' }>,
+  fallback: { producer: string; timestamp: string; origin: ParkInfo['origin']; now: number },
+): ParkInfo => ({
+  producer: decoded.partial.producer ?? fallback.producer,
+  attempt: decoded.partial.attempt ?? 1,
+  notBefore: fallback.now,
+  firstSeen: decoded.partial.firstSeen ?? fallback.now,
+  timestamp: decoded.partial.timestamp ?? fallback.timestamp,
+  origin: decoded.partial.origin ?? fallback.origin,
+  reason: decoded.partial.reason ?? { kind: 'store-unavailable' },
+});

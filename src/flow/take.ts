@@ -1,0 +1,50 @@
+/**
+ * Takes messages into the flow: routes each from where it stands (src/flow/route.ts), decides
+ * those that need it in one decider call (one store call per producer), and hands every action
+ * to the dispatcher with the ack its offset needs. A stall (the store down under
+ * limiter.onStoreError = park, on a tier) stops there: the rest is not taken and its
+ * partition waits.
+ */
+import type { Clock } from '../clock';
+import type { FetchDecider } from '../decide/fetch-decider';
+import type { RuleView } from '../decide/verdict';
+import type { Dispatcher } from './dispatch';
+import type { FlowItem } from './flow-item';
+import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
+
+export interface TakeDeps {
+  decider: FetchDecider;
+  ruleOf(producer: string): RuleView;
+  policy: RoutePolicy;
+  clock: Clock;
+}
+
+export interface Taken {
+  /** How many of the items were dispatched (all, unless a stall stopped them). */
+  count: number;
+  /** Set on a stall: retry the rest after this instant. */
+  stallUntil?: number;
+}
+
+export const takeItems = async (
+  deps: TakeDeps,
+  dispatcher: Dispatcher,
+  items: readonly FlowItem[],
+  ackOf: (item: FlowItem) => () => void,
+): Promise<Taken> => {
+  const now = deps.clock.now();
+  const rules = items.map((item) => deps.ruleOf(item.info.producer));
+  const steps: Action[] = items.map((item, i) => firstStep(item, now, deps.policy, rules[i]));
+  const asked = steps.flatMap((step, i) => (step.kind === 'decide' ? [{ producer: items[i].info.producer, rule: rules[i], size: items[i].size, asOf: step.asOf }] : []));
+  const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
+  const decidedAt = deps.clock.now();
+  let v = 0;
+  for (const [i, item] of items.entries()) {
+    const step = steps[i];
+    const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v++], decidedAt, deps.policy) : step;
+    if (action.kind === 'stall') return { count: i, stallUntil: action.until };
+    if (action.kind === 'decide') throw new Error('the router asked for a second decision');
+    dispatcher.dispatch(item, action, ackOf(item));
+  }
+  return { count: items.length };
+};
