@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { leftovers, RUN_ID_VARIABLE } from '../../../scripts/test-steps/leftover-processes';
+import { kill, leftovers, RUN_ID_VARIABLE } from '../../../scripts/test-steps/leftover-processes';
 import { randomId } from '../../helpers/names';
 import { spawnOwned, stopOwned } from '../../helpers/processes';
 import { waitFor } from '../../helpers/wait';
@@ -63,4 +63,18 @@ describe('when tests that started processes time out or fail', () => {
     expect(leftovers(runId)).toEqual([]);
     expect(pids.filter(running)).toEqual([]);
   }, 120_000);
+});
+
+describe('when a process that `npm test` started is still running at its end', () => {
+  it('finds it by the run id in its environment, names it, and kills it', async () => {
+    const runId = randomId();
+    const owned = spawnOwned('sleep', ['300'], { stdio: 'ignore', env: { ...process.env, [RUN_ID_VARIABLE]: runId } });
+    const pid = owned.process.pid as number;
+    const found = await waitFor(() => leftovers(runId).find((p) => p.pid === pid), { timeoutMs: 5000, message: `pid ${pid} among the leftovers` });
+    expect(found.command).toBe('sleep 300');
+    expect(leftovers(randomId())).toEqual([]);
+    kill(leftovers(runId));
+    expect(await owned.exited).toBe(128);
+    expect(leftovers(runId)).toEqual([]);
+  });
 });
