@@ -5,6 +5,7 @@
  */
 import pino, { type Logger } from 'pino';
 import { loadConfig } from '../config';
+import { secretsOf } from '../config/redact';
 import type { Config } from '../config/types';
 import { exitCodeOf } from '../errors';
 import { createLogger } from '../logger';
@@ -18,8 +19,7 @@ export interface HandlerContext {
   stderr: { write(text: string): unknown };
 }
 
-export const secretsOf = (config: Config): string[] =>
-  [config.kafka.sasl?.password, config.redis.password].filter((s): s is string => typeof s === 'string' && s.length > 0);
+export { secretsOf };
 
 /** Runs a command body with loaded settings and a logger; maps any error to its exit code. */
 export const withConfig = async (

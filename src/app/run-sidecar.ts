@@ -5,11 +5,14 @@
  * the exit code.
  */
 import type { Logger } from 'pino';
+import { systemClock } from '../clock';
 import type { Config } from '../config/types';
 import { watchGroupMembers } from '../decide/group-members';
 import { createHttpServer } from '../http/http-server';
+import { checkEvictionPolicy } from '../limit/eviction-policy';
 import { createLagCollector } from '../metrics/lag-collector';
 import { createPromMetrics } from '../metrics/prom-metrics';
+import { createUsageQuery, createUsageRecorder, withUsage } from '../usage';
 import { waitReady } from '../status/wait-ready';
 import { checkTopics } from '../topics/check-topics';
 import { holdQuotas } from './quota-holder';
@@ -47,13 +50,22 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
       largestTierMs: tiers[tiers.length - 1].delayMs,
       create: config.topics.create,
     }, logger);
-    const metrics = createPromMetrics();
-    const quotas = holdQuotas({ file: config.quotas.file, logger, metrics });
+    const prom = createPromMetrics();
+    const quotas = holdQuotas({ file: config.quotas.file, logger, metrics: prom });
     cleanups.push(() => quotas.close());
     const redis = createRedis(config, { onError: throttled(logger, 30_000) });
     cleanups.push(() => redis.disconnect());
     // Give Redis a moment to connect, so the first fetch is decided by it; never wait longer.
-    await waitReady(redis, 2000).catch((error: unknown) => logger.warn({ err: error }, 'Redis not ready at start; limiter.onStoreError applies until it answers'));
+    await waitReady(redis, 2000).then(
+      () => checkEvictionPolicy(redis, logger),
+      (error: unknown) => logger.warn({ err: error }, 'Redis not ready at start; limiter.onStoreError applies until it answers'),
+    );
+    // The usage history has its own connection, so its writes never queue before a decision.
+    const usageRedis = createRedis(config, { timeoutMs: Math.max(config.redis.timeoutMs, 1000) });
+    cleanups.push(() => usageRedis.disconnect());
+    const usage = createUsageRecorder({ redis: usageRedis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock, logger });
+    cleanups.unshift(() => usage.close());
+    const metrics = withUsage(prom, usage);
     const members = watchGroupMembers({ admin, group: config.group, logger });
     cleanups.unshift(() => members.stop());
     const limiter = createLimiter(config, { redis, members: members.count, metrics, logger });
@@ -64,7 +76,10 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const ingress = ingressFlow(config, kafka, pipeline);
     const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
     const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas });
-    const http = createHttpServer({ host: config.http.host, port: config.http.port, metricsRegistry: metrics.registry, status, logger, secrets });
+    const http = createHttpServer({
+      host: config.http.host, port: config.http.port, metricsRegistry: prom.registry, status, logger, secrets, adminToken: config.http.adminToken,
+      usage: createUsageQuery({ redis: usageRedis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock }),
+    });
     const bound = await http.listen();
     cleanups.push(() => http.close());
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
@@ -72,7 +87,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     await drainer.start();
     void members.refresh();
     const lag = createLagCollector({
-      admin, registry: metrics.registry,
+      admin, registry: prom.registry,
       groups: [
         { groupId: config.group, topics: [config.topics.ingress] },
         { groupId: config.retry.group, topics: tiers.map((t) => t.topic), retryTiers: true },

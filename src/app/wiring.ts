@@ -22,7 +22,7 @@ import { subscriptionAssigner } from '../flow/subscription-assigner';
 import { createHoldScheduler } from '../hold/hold-scheduler';
 import { createReleaseLanes } from '../hold/release-lanes';
 import { createMemoryStore } from '../limit/memory-store';
-import { createRedisClient } from '../limit/redis-client';
+import { createRedisClient, redisClientOptionsOf } from '../limit/redis-client';
 import { createRedisStore } from '../limit/redis-store';
 import { scaleRule } from '../limit/scale-rule';
 import type { LimiterStore } from '../limit/types';
@@ -55,12 +55,7 @@ export const createProducer = (kafka: Kafka): Producer =>
   kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner });
 
 export const createRedis = (config: Config, options: { timeoutMs?: number; onError?: (error: Error) => void } = {}) =>
-  createRedisClient({
-    url: config.redis.url,
-    clusterNodes: config.redis.clusterNodes.length > 0 ? [...config.redis.clusterNodes] : undefined,
-    timeoutMs: options.timeoutMs ?? config.redis.timeoutMs,
-    onError: options.onError,
-  });
+  createRedisClient({ ...redisClientOptionsOf(config), timeoutMs: options.timeoutMs ?? config.redis.timeoutMs, onError: options.onError });
 
 export interface Limiter {
   store: LimiterStore;

@@ -89,6 +89,7 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
     if (!source.parked) {
       const ingress = fromIngress(message, where, source.identity, now);
       forged += ingress.forged;
+      deps.metrics.offered?.(ingress.item.info.producer, 1);
       result.items.push(ingress.item);
       continue;
     }

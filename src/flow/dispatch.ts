@@ -112,6 +112,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
         () => {
           metrics.message('forwarded', item.info.producer);
+          metrics.forwardedBytes?.(item.info.producer, item.size);
           metrics.releaseDelay(waitedMs);
           deps.report?.(item.info.producer, 'forwarded');
           count.done();
