@@ -155,7 +155,8 @@ const until = (work: Promise<unknown>, deadline: number): Promise<unknown> =>
  */
 export const stopPipeline = async (pipeline: Pipeline, budgetMs: number): Promise<void> => {
   const deadline = Date.now() + budgetMs;
-  const { hold, clock } = pipeline.shared;
+  const { hold, clock, lanes, logger } = pipeline.shared;
+  logger.info({ held: hold.held(), laneQueued: lanes.waiting(), sending: pipeline.sender.pending(), inFlight: pipeline.flows.map((f) => f.tracker.inFlight()) }, 'graceful stop: what is in hand');
   await Promise.all(pipeline.flows.map((flow) => flow.halt(deadline - 6000)));
   for (const held of hold.takeLaterThan(clock.now() + 1000)) held.evict();
   await until(hold.whenEmpty(), deadline - 4000);

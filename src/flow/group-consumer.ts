@@ -65,11 +65,14 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const next = Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions }));
-    const kept = new Set(next.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p))));
+    const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
+    // Only what this consumer owned before and not now is lost (other flows' partitions share the hold).
+    const kept = new Set(owners(next));
+    const lost = new Set(owners(assigned).filter((owner) => !kept.has(owner)));
     assigned = next;
     tracker.retain(next);
     pauser.onAssignment(next);
-    options.onJoin((owner) => !kept.has(owner));
+    options.onJoin((owner) => lost.has(owner));
     joined = true;
     logger.info({ group: groupId, assigned: next }, 'joined the group');
   });
