@@ -1,0 +1,69 @@
+import { EventEmitter } from 'node:events';
+import type { Kafka } from 'kafkajs';
+import pino from 'pino';
+import { manualClock } from '../../../src/clock';
+import { createOffsetTracker } from '../../../src/commit/offset-tracker';
+import { ownerOf } from '../../../src/flow/flow-item';
+import { createGroupConsumer } from '../../../src/flow/group-consumer';
+import { noMetrics } from '../../../src/metrics/types';
+
+/** Just enough of a kafkajs consumer to emit its group events. */
+const fakeKafka = () => {
+  const emitter = new EventEmitter();
+  const events = { GROUP_JOIN: 'group_join', REBALANCING: 'rebalancing', CRASH: 'crash' };
+  const consumer = {
+    events,
+    on: (event: string, listener: (e: unknown) => void) => emitter.on(event, listener),
+    pause: () => undefined,
+    resume: () => undefined,
+    commitOffsets: jest.fn(async () => undefined),
+  };
+  const join = (assignment: Record<string, number[]>): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment } });
+  return { kafka: { consumer: () => consumer } as unknown as Kafka, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer };
+};
+
+const build = () => {
+  const fake = fakeKafka();
+  const joins: ((owner: string) => boolean)[] = [];
+  const rebalancing = jest.fn(async () => undefined);
+  const tracker = createOffsetTracker();
+  const group = createGroupConsumer({
+    kafka: fake.kafka, groupId: 'g', topics: ['t.5s', 't.1m'], tracker, commitIntervalMs: 200,
+    partitionsConsumedConcurrently: 1, clock: manualClock(0), metrics: noMetrics, logger: pino({ level: 'silent' }),
+    onRebalancing: rebalancing, onJoin: (lost) => joins.push(lost),
+  });
+  return { ...fake, group, joins, rebalancing, tracker };
+};
+
+describe('when the group assigns partitions', () => {
+  it('reports as lost only partitions this consumer owned before and not now — never another flow\'s', () => {
+    const { join, joins, group } = build();
+    join({ 't.5s': [0, 1], 't.1m': [0] });
+    expect(group.joined()).toBe(true);
+    // First join: nothing was owned before, so nothing is lost (not even another flow's ingress partitions).
+    expect([ownerOf('t.5s', 0), ownerOf('ingress', 0)].map(joins[0])).toEqual([false, false]);
+    join({ 't.5s': [1] });
+    const lost = joins[1];
+    expect([ownerOf('t.5s', 0), ownerOf('t.1m', 0), ownerOf('t.5s', 1), ownerOf('ingress', 0)].map(lost)).toEqual([true, true, false, false]);
+    expect(group.assignment()).toEqual([{ topic: 't.5s', partitions: [1] }]);
+  });
+});
+
+describe('when a rebalance starts', () => {
+  it('lets the flow freeze first, then commits the acknowledged prefix (not what is still unsent)', async () => {
+    const { join, rebalance, rebalancing, consumer, tracker } = build();
+    join({ 't.5s': [0] });
+    const offsets = tracker.partition('t.5s', 0);
+    const first = offsets.track(10);
+    offsets.track(11); // held, not sent
+    first();
+    let frozen = false;
+    rebalancing.mockImplementation(async () => {
+      frozen = true;
+    });
+    rebalance();
+    expect(frozen).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: 't.5s', partition: 0, offset: '11' }]);
+  });
+});
