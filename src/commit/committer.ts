@@ -14,8 +14,18 @@ export interface Committer {
   start(): void;
   /** Commits now what is committable; resolves when done (never throws for rebalance errors). */
   commitNow(): Promise<void>;
+  /** Something was acknowledged: commit within a few ms (so a rebalance finds little acknowledged but uncommitted). */
+  nudge(): void;
   stop(): void;
 }
+
+/**
+ * After an acknowledgement, commit within this many ms. kafkajs rejoins a rebalancing group at
+ * once (no revoke callback to commit in), so what was acknowledged but not yet committed when
+ * a partition moves is sent again by its new owner: committing soon keeps that to the sends in
+ * flight at that moment. At most one commit per flow per NUDGE_MS.
+ */
+export const NUDGE_MS = 20;
 
 const rebalanceErrors = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'NOT_COORDINATOR']);
 
@@ -36,6 +46,7 @@ export const createCommitter = ({
   intervalMs?: number;
 }): Committer => {
   let timer: NodeJS.Timeout | undefined;
+  let soon: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
   const commitOnce = async (): Promise<void> => {
@@ -69,9 +80,19 @@ export const createCommitter = ({
       timer.unref();
     },
     commitNow,
+    nudge() {
+      if (soon || !timer) return;
+      soon = setTimeout(() => {
+        soon = undefined;
+        void commitNow();
+      }, NUDGE_MS);
+      soon.unref();
+    },
     stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
+      if (soon) clearTimeout(soon);
+      soon = undefined;
     },
   };
 };

@@ -46,6 +46,8 @@ export interface BatchHandlerDeps {
   metrics: Metrics;
   /** True from the graceful stop on, and for partitions stopped on a message that cannot be written. */
   refuses(topic: string, partition: number): boolean;
+  /** A taken message was acknowledged (its offset may be committed). */
+  acked?(): void;
 }
 
 export interface BatchControls {
@@ -121,7 +123,13 @@ export const createBatchHandler = (deps: BatchHandlerDeps) =>
     const now = deps.clock.now();
     const found = read(deps, controls, now);
     const offsets = deps.tracker.partition(topic, partition);
-    const taken = await takeItems(deps.take, deps.dispatcher, found.items, (item) => offsets.track(Number(item.offset)));
+    const taken = await takeItems(deps.take, deps.dispatcher, found.items, (item) => {
+      const done = offsets.track(Number(item.offset));
+      return () => {
+        done();
+        deps.acked?.();
+      };
+    });
     if (found.complete && taken.count === found.items.length) {
       // Offset gaps (control records, compaction) inside the batch are covered too.
       offsets.covered(Number(batch.lastOffset()));

@@ -100,6 +100,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const handle = createBatchHandler({
     source: options.source, take, dispatcher, hold: shared.hold, tracker, pauser: consumer.pauser, clock, metrics,
     refuses: (topic, partition) => halted || consumer.pauser.isStopped(topic, partition),
+    acked: () => consumer.nudge(),
   });
 
   return {

@@ -43,6 +43,8 @@ export interface GroupConsumer {
   crashed(): boolean;
   assignment(): Assignment;
   commitNow(): Promise<void>;
+  /** Something was acknowledged: commit soon. */
+  nudge(): void;
   /** Commits, leaves the group and disconnects, each step bounded by `deadline` (epoch ms of the pod clock). */
   stop(deadline: number): Promise<void>;
 }
@@ -94,6 +96,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     crashed: () => crashed,
     assignment: () => assigned,
     commitNow: () => committer.commitNow(),
+    nudge: () => committer.nudge(),
     async stop(deadline) {
       committer.stop();
       await within(committer.commitNow(), deadline);

@@ -1,5 +1,6 @@
 import pino from 'pino';
-import { createCommitter } from '../../../src/commit/committer';
+import { createCommitter, NUDGE_MS } from '../../../src/commit/committer';
+import { waitFor } from '../../helpers/wait';
 import { createOffsetTracker } from '../../../src/commit/offset-tracker';
 
 const logger = pino({ level: 'silent' });
@@ -25,5 +26,29 @@ describe('when the group is rebalancing during a commit', () => {
       [{ topic: 't', partition: 0, offset: '1' }],
       [{ topic: 't', partition: 0, offset: '1' }],
     ]);
+  });
+});
+
+describe('when a message is acknowledged', () => {
+  it('commits within NUDGE_MS instead of waiting for the interval, once for a burst of acknowledgements', async () => {
+    const tracker = createOffsetTracker();
+    const calls: unknown[] = [];
+    const target = { commitOffsets: async (offsets: unknown) => void calls.push(offsets) };
+    const committer = createCommitter({ tracker, target, logger, intervalMs: 60_000 });
+    committer.start();
+    try {
+      const offsets = tracker.partition('t', 0);
+      const acks = [offsets.track(0), offsets.track(1)];
+      for (const ack of acks) {
+        ack();
+        committer.nudge();
+      }
+      const started = Date.now();
+      await waitFor(() => calls.length > 0, { timeoutMs: 1000, intervalMs: 5 });
+      expect(Date.now() - started).toBeLessThan(NUDGE_MS + 200);
+      expect(calls).toEqual([[{ topic: 't', partition: 0, offset: '2' }]]);
+    } finally {
+      committer.stop();
+    }
   });
 });
