@@ -5,7 +5,7 @@
  * from producer `<prefix><i mod producers>` (header producer-id) on partition i mod
  * partitions, and carries its send time in header bench-sent and i in header bench-seq.
  */
-import type { Kafka, Message, Producer } from 'kafkajs';
+import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import { PARTITIONS } from './topics';
 
 export interface LoadShape {
@@ -23,7 +23,7 @@ const message = (i: number, shape: LoadShape, value: Buffer, sent: string): Mess
 const MAX_SEND = 500;
 
 const connect = async (kafka: Kafka): Promise<Producer> => {
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   return producer;
 };

@@ -5,7 +5,7 @@
  * not idempotent). Run as a child process by the harness; stops on SIGTERM; tells the harness
  * over IPC when it has joined its group.
  */
-import { Kafka, logLevel, type Message } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Message } from 'kafkajs';
 import { CONSUMER_SETTINGS as INGRESS_CONSUMER_SETTINGS } from '../../src/flow/group-consumer';
 
 const required = (name: string): string => {
@@ -24,7 +24,7 @@ const main = async (): Promise<void> => {
     logLevel: logLevel.WARN,
   });
   const consumer = kafka.consumer({ groupId: required('BENCH_GROUP'), allowAutoTopicCreation: false, ...INGRESS_CONSUMER_SETTINGS });
-  const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   await consumer.connect();
   consumer.on(consumer.events.GROUP_JOIN, () => process.send?.({ ready: true }));

@@ -1,6 +1,7 @@
 /**
  * The integration project's test environment: Node's, plus a last line of defence for the
- * processes tests start (test/helpers/processes.ts records their process groups here). When a
+ * processes tests start (test/helpers/owned-processes.ts, which test/helpers/processes.ts
+ * re-exports with its per-test hooks, records their process groups here). When a
  * test file's environment is torn down, or the Jest worker exits while a test still runs,
  * every group still recorded is SIGKILLed. The tests' own hooks normally leave nothing to do.
  */

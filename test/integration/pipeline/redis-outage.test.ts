@@ -6,15 +6,15 @@
  *   park    — messages wait parked `store-unavailable`: nothing new leaves while Redis is down;
  *   forward — fail open: messages leave as they come, above the quota, and are counted.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createKafka, waitForMessages } from '../../helpers/kafka';
+import { Owned, spawnOwned, stopOwned } from '../../helpers/processes';
 import { waitFor } from '../../helpers/wait';
 import { appendTimes, countIn, createScenario, maxInWindow, missing, runLoad, Sidecar, startSidecar, windowBound } from './sidecar-fixture';
 
 const kafka = createKafka();
 const QUOTA = 20;
-let redis: ChildProcess | undefined;
+let redis: Owned | undefined; // owned: killed with its group when its test ends, also on failure or timeout
 let sidecar: Sidecar | undefined;
 
 const freePort = (): Promise<number> =>
@@ -27,23 +27,26 @@ const freePort = (): Promise<number> =>
     server.on('error', reject);
   });
 
-const startRedis = async (port: number): Promise<ChildProcess> => {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
+const startRedis = async (port: number): Promise<Owned> => {
+  const owned = spawnOwned('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
   let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  await waitFor(() => out.includes('Ready to accept connections'), { timeoutMs: 10_000, message: `redis-server on ${port}` });
-  return child;
+  owned.process.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  try {
+    await waitFor(() => out.includes('Ready to accept connections'), { timeoutMs: 10_000, message: `redis-server on ${port}` });
+  } catch (error) {
+    await stopOwned(owned, 'SIGKILL');
+    throw error;
+  }
+  return owned;
 };
 
-const stopRedis = async (child: ChildProcess): Promise<void> => {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
+const stopRedis = async (owned: Owned): Promise<void> => {
+  await stopOwned(owned, 'SIGKILL');
 };
 
 afterEach(async () => {
   await sidecar?.stop('SIGKILL');
-  if (redis && redis.exitCode === null) await stopRedis(redis);
+  if (redis) await stopRedis(redis);
 });
 
 const outage = async (policy: string) => {

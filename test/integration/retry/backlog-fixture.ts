@@ -2,7 +2,8 @@
  * Black-box measuring of a backlog that goes through the retry tiers (issue 9), shared by
  * tier-backlog.test.ts, scripts/check-backlog.ts and the bench's backlog phases. Nothing here
  * reads sluice's code or its logs: it starts real `sluice run` processes (`node --import tsx
- * src/main.ts run`, ended by pid, never outliving the run), waits for them through
+ * src/main.ts run`, each in a process group of its own, owned through
+ * test/helpers/owned-processes.ts so that none outlives the test or script), waits for them through
  * /readyz, offers load from independent kafkajs clients, and judges by message ids and the
  * broker's append time (LogAppendTime on the downstream topic):
  * - scenario: random ingress / downstream / retry / dead-letter names, a quota file, settings;
@@ -12,13 +13,13 @@
  *   records appended to the tier topics;
  * - judgement (pure): lost, duplicates, quota used while backlogged, busiest second, order.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Kafka, logLevel, Message } from 'kafkajs';
+import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
 import { createTopic } from '../../helpers/kafka';
+import { killOwned, Owned, spawnOwned, stopAllOwned } from '../../helpers/owned-processes';
 import { randomGroupId, randomKeyPrefix, randomName } from '../../helpers/names';
 import { waitFor } from '../../helpers/wait';
 
@@ -114,15 +115,8 @@ export interface Replica {
   exit(budgetMs?: number): Promise<Exit>;
 }
 
-const live = new Set<ChildProcess>();
-const killChild = (child: ChildProcess, signal: NodeJS.Signals): void => {
-  try {
-    child.kill(signal);
-  } catch {
-    // already gone
-  }
-};
-process.once('exit', () => live.forEach((child) => killChild(child, 'SIGKILL')));
+/** The replicas still running, each a child in a process group of its own. */
+const live = new Set<Owned>();
 
 const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
@@ -136,22 +130,32 @@ export const freePort = (): Promise<number> =>
     server.on('error', fail);
   });
 
-/** Starts `sluice run` (SLUICE_ROOT_UNDER_TEST: from another work tree); output to a log file. */
+/**
+ * Starts `sluice run` (SLUICE_ROOT_UNDER_TEST: from another work tree); output to a log file.
+ * The replica is owned (test/helpers/owned-processes.ts): a child in a process group of its
+ * own, SIGKILLed with that group by `endAllReplicas()`, by a test file's hooks when it imports
+ * test/helpers/processes.ts, by the integration environment at teardown, and outside Jest when
+ * this process exits.
+ */
 export const startReplica = async (s: BacklogScenario, env: Record<string, string> = {}): Promise<Replica> => {
   const port = await freePort();
   const root = process.env.SLUICE_ROOT_UNDER_TEST || ROOT;
   const log = join(s.dir, `${randomName('replica')}.log`);
   const fd = openSync(log, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts'), 'run'], {
-    // Not detached: node runs sluice itself (tsx as a loader, no wrapper process), so a signal to
-    // the pid reaches it, and whatever ends the test run's process group ends it too.
-    cwd: root, stdio: ['ignore', fd, fd],
-    env: { ...process.env, ...s.env, SLUICE_HTTP_PORT: String(port), ...env },
-  });
-  closeSync(fd);
-  live.add(child);
+  let owned: Owned;
+  try {
+    // node runs sluice itself (tsx as a loader, no wrapper process), so a signal to the pid reaches it.
+    owned = spawnOwned(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts'), 'run'], {
+      cwd: root, stdio: ['ignore', fd, fd],
+      env: { ...process.env, ...s.env, SLUICE_HTTP_PORT: String(port), ...env },
+    });
+  } finally {
+    closeSync(fd);
+  }
+  const child = owned.process;
+  live.add(owned);
   const exited = new Promise<Exit>((done) => child.once('exit', (code, signal) => {
-    live.delete(child);
+    live.delete(owned);
     done({ code: code ?? 128 + (SIGNALS[signal ?? ''] ?? 0), at: Date.now() });
   }));
   let exit: Exit | undefined;
@@ -166,7 +170,15 @@ export const startReplica = async (s: BacklogScenario, env: Record<string, strin
       if (exit) throw new Error(`sluice exited with ${exit.code}; see ${log}`);
     },
     signal: (signal) => {
-      if (!exit) killChild(child, signal);
+      if (exit) return;
+      if (signal === 'SIGKILL') killOwned(owned); // with whatever it started
+      else {
+        try {
+          child.kill(signal);
+        } catch {
+          // already gone
+        }
+      }
     },
     async stop(signal = 'SIGTERM', budgetMs = 20_000) {
       const from = Date.now();
@@ -175,21 +187,16 @@ export const startReplica = async (s: BacklogScenario, env: Record<string, strin
       return { ...e, ms: e.at - from };
     },
     async exit(budgetMs = 20_000) {
-      const kill = setTimeout(() => killChild(child, 'SIGKILL'), budgetMs);
+      const kill = setTimeout(() => killOwned(owned), budgetMs);
       return exited.finally(() => clearTimeout(kill));
     },
   };
   return replica;
 };
 
-/** SIGKILLs every replica still running (test clean-up) and waits until they are gone. */
+/** SIGKILLs every replica still running, with its process group (clean-up), and waits until they are gone. */
 export const endAllReplicas = async (): Promise<void> => {
-  const children = [...live];
-  await Promise.all(children.map((child) => new Promise<void>((done) => {
-    if (child.exitCode !== null || child.signalCode !== null) return done();
-    child.once('exit', () => done());
-    killChild(child, 'SIGKILL');
-  })));
+  await stopAllOwned([...live]);
 };
 
 // ---------------------------------------------------------------- load
@@ -219,7 +226,7 @@ export const offerLoad = async (brokers: string[], topic: string, offers: readon
   const byProducer: Offered['byProducer'] = new Map(offers.map((o) => [o.id, []]));
   const producers = await Promise.all(offers.map(async (o) => {
     const kafka = new Kafka({ clientId: randomName(`load-${o.id}`), brokers, logLevel: logLevel.NOTHING });
-    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();
     return producer;
   }));

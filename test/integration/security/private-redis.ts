@@ -1,14 +1,16 @@
 /**
  * A redis-server of the test's own (never the shared one): on a free loopback port, no
  * persistence, with the extra arguments the test needs (`--requirepass`, a one-node cluster).
- * It is a child of the test process; `stop()` ends it by its pid and waits for the exit.
+ * It is owned (test/helpers/processes.ts): a child in a process group of its own, which
+ * `stop()` SIGKILLs and waits for; one its test file leaves running is killed after the test
+ * that started it (after the file, when started in a beforeAll), also on failure or timeout.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { freePorts } from '../../../scripts/services/ports';
+import { spawnOwned, stopOwned } from '../../helpers/processes';
 import { waitFor } from '../../helpers/wait';
 
 export interface PrivateRedis {
@@ -28,9 +30,6 @@ export interface PrivateRedisOptions {
   extraArgs?: string[];
 }
 
-const exited = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
-
 export const startPrivateRedis = async ({ password, cluster = false, extraArgs = [] }: PrivateRedisOptions = {}): Promise<PrivateRedis> => {
   const [port] = await freePorts(1, cluster ? 10000 : 0);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-private-redis-'));
@@ -40,14 +39,14 @@ export const startPrivateRedis = async ({ password, cluster = false, extraArgs =
     ...(cluster ? ['--cluster-enabled', 'yes', '--cluster-announce-ip', '127.0.0.1', '--cluster-config-file', path.join(dir, 'nodes.conf')] : []),
     ...extraArgs,
   ];
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const owned = spawnOwned('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = owned.process;
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const admin = (): Redis => new Redis({ host: '127.0.0.1', port, password, maxRetriesPerRequest: 1 });
   const stop = async (): Promise<void> => {
-    if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, 'SIGKILL');
-    await exited(child);
+    await stopOwned(owned, 'SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   };
   const probe = admin();
