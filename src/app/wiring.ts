@@ -122,9 +122,12 @@ export const createPipeline = (config: Config, deps: {
   return { shared, sender, flows, add: (flow) => (flows.push(flow), flow) };
 };
 
+/** How long a partition gained in a rebalance waits for its previous owner's last commit (which follows its parking of what it held). */
+export const HANDOFF_MS = 1000;
+
 export const ingressFlow = (config: Config, kafka: Kafka, pipeline: Pipeline): Flow =>
   pipeline.add(createFlow(pipeline.shared, {
-    name: 'ingress', kafka, groupId: config.group, topics: [config.topics.ingress], policy: routePolicyOf(config, true), partitionsConsumedConcurrently: 8,
+    name: 'ingress', kafka, groupId: config.group, topics: [config.topics.ingress], policy: routePolicyOf(config, true), partitionsConsumedConcurrently: 8, handoffMs: HANDOFF_MS,
     source: { tiers: [], parked: false, waitForTurn: false, readAheadMs: 0, identity: config.identity },
   }));
 
@@ -141,6 +144,7 @@ export const parkedFlow = (config: Config, kafka: Kafka, pipeline: Pipeline, opt
     partitionsConsumedConcurrently: Math.max(1, options.topics.length),
     consumerConfig: { maxWaitTimeInMs: 100, partitionAssigners: [subscriptionAssigner] },
     report: options.report,
+    handoffMs: HANDOFF_MS,
     source: { tiers: config.retry.tiers, parked: true, waitForTurn: true, readAheadMs: config.hold.maxMs, identity: config.identity, ...options.source },
   }));
 

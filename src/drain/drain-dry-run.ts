@@ -54,7 +54,7 @@ export const runDryDrain = async (deps: DryRunDeps): Promise<void> => {
     kafka: deps.kafka, groupId, topics: deps.topics, tracker, commitIntervalMs: 1000, partitionsConsumedConcurrently: 1,
     clock: deps.clock, metrics: noMetrics, logger: deps.logger, config: { maxWaitTimeInMs: 100 },
     onRebalancing: async () => undefined,
-    onJoin: () => progress.assigned(consumer.assignment()),
+    onJoin: async () => progress.assigned(consumer.assignment()),
   });
   await consumer.start(async ({ batch, resolveOffset }) => {
     const now = deps.clock.now();

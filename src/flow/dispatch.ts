@@ -9,9 +9,10 @@
  * any other failure (the sender closed at shutdown with sends still failing) leaves it
  * unacknowledged — it is delivered again — and `onStuck` stops its partition. Nothing skipped.
  *
- * Rebalance: `freeze()` (REBALANCING) stops every send from starting; `thaw(lost)` (GROUP_JOIN)
- * sends what was held back for partitions kept and drops — unsent, unacknowledged — what
- * belongs to partitions lost, whose new owner handles them.
+ * Rebalance: `handOver(owned)` (REBALANCING) parks everything this flow holds for its
+ * partitions — `delayed` with its slot kept, a tier message back on a tier — and parks instead
+ * of forwarding until `resume(lost)` (GROUP_JOIN), so every message taken is acknowledged and
+ * committed before a new owner reads the partition: nothing is sent twice, no slot charged twice.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
@@ -49,8 +50,10 @@ export interface DispatchDeps {
 
 export interface Dispatcher {
   dispatch(item: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>, ack: () => void): void;
-  freeze(): void;
-  thaw(lost: (owner: string) => boolean): void;
+  /** A rebalance starts: park what is held for these partitions; park instead of forwarding until resume. */
+  handOver(owned: (owner: string) => boolean): void;
+  /** The group joined: forward again; park what is still held for partitions lost. */
+  resume(lost: (owner: string) => boolean): void;
 }
 
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
@@ -58,7 +61,6 @@ const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && 
 export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
   const { hold, lanes, writer, clock, metrics, logger } = deps;
   let frozen = false;
-  let held: { owner: string; go(): void; drop(): void }[] = [];
 
   /**
    * Counts the message against the hold's caps until it is acknowledged (`done`) or forgotten
@@ -75,12 +77,6 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     };
   };
 
-  /** Runs a send now, or after the rebalance if one is under way (`later` then, or dropped if the partition moved). */
-  const whenThawed = (item: FlowItem, go: () => void, drop: () => void, later: () => void = go): void => {
-    if (!frozen) return go();
-    held.push({ owner: ownerOf(item.topic, item.partition), go: later, drop });
-  };
-
   const failed = (item: FlowItem, info: ParkInfo, count: Count) => (error: unknown): void => {
     if (!isTooLarge(error)) {
       count.forget();
@@ -90,50 +86,48 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     deadLetter(item, info, 'too-large', count);
   };
 
-  const deadLetter = (item: FlowItem, info: ParkInfo, reason: DeadLetterReason, count: Count): void =>
-    whenThawed(item, () => {
-      writer.deadLetter(item.content, info, reason).then(
-        () => {
-          metrics.message('dead_lettered', info.producer);
-          deps.report?.(info.producer, 'dead-lettered');
-          count.done();
-        },
-        (error) => {
-          count.forget();
-          deps.onStuck(item, error);
-        },
-      );
-    }, count.forget);
+  const deadLetter = (item: FlowItem, info: ParkInfo, reason: DeadLetterReason, count: Count): void => {
+    writer.deadLetter(item.content, info, reason).then(
+      () => {
+        metrics.message('dead_lettered', info.producer);
+        deps.report?.(info.producer, 'dead-lettered');
+        count.done();
+      },
+      (error) => {
+        count.forget();
+        deps.onStuck(item, error);
+      },
+    );
+  };
 
-  /** `respace`: what to do instead when a rebalance froze sends (back into the lane, so thawed sends leave spaced, not as a burst). */
-  const forward = (item: FlowItem, attempt: number, count: Count, respace?: () => void): void =>
-    whenThawed(item, () => {
-      const waitedMs = clock.now() - item.info.firstSeen;
-      writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
-        () => {
-          metrics.message('forwarded', item.info.producer);
-          metrics.forwardedBytes?.(item.info.producer, item.size);
-          metrics.releaseDelay(waitedMs);
-          deps.report?.(item.info.producer, 'forwarded');
-          count.done();
-        },
-        failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count),
-      );
-    }, count.forget, respace);
+  /** `handedOver`: what to do instead while a rebalance is under way (park it, its slot kept). */
+  const forward = (item: FlowItem, attempt: number, count: Count, handedOver: () => void): void => {
+    if (frozen) return handedOver();
+    const waitedMs = clock.now() - item.info.firstSeen;
+    writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
+      () => {
+        metrics.message('forwarded', item.info.producer);
+        metrics.forwardedBytes?.(item.info.producer, item.size);
+        metrics.releaseDelay(waitedMs);
+        deps.report?.(item.info.producer, 'forwarded');
+        count.done();
+      },
+      failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count),
+    );
+  };
 
-  const park = (item: FlowItem, info: ParkInfo, moved: boolean, count: Count, tier = parkTier(deps.tiers, info.notBefore - clock.now())): void =>
-    whenThawed(item, () => {
-      writer.park(item.content, info, tier).then(
-        () => {
-          if (!moved) {
-            metrics.message(info.reason.kind === 'delayed' ? 'delayed' : 'overflowed', info.producer);
-            deps.report?.(info.producer, 'reparked');
-          }
-          count.done();
-        },
-        failed(item, info, count),
-      );
-    }, count.forget);
+  const park = (item: FlowItem, info: ParkInfo, moved: boolean, count: Count, tier = parkTier(deps.tiers, info.notBefore - clock.now())): void => {
+    writer.park(item.content, info, tier).then(
+      () => {
+        if (!moved) {
+          metrics.message(info.reason.kind === 'delayed' ? 'delayed' : 'overflowed', info.producer);
+          deps.report?.(info.producer, 'reparked');
+        }
+        count.done();
+      },
+      failed(item, info, count),
+    );
+  };
 
   // Messages of a producer waiting in the heap: one due now must not overtake them.
   const heldOf = new Map<string, number>();
@@ -148,15 +142,12 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     const count = counted(item, ack);
     const { producer } = item.info;
     const parkBack = (): void => park(item, { ...item.info, attempt, notBefore: slot, reason: { kind: 'delayed' } }, item.fromTier, count);
-    const enter = (): void =>
-      lanes.due(producer, spacingMs, {
-        bytes: item.size,
-        owner: ownerOf(item.topic, item.partition),
-        send: () => forward(item, attempt, count, enter),
-        evict: parkBack,
-        drop: count.forget,
-      });
-    enter();
+    lanes.due(producer, spacingMs, {
+      bytes: item.size,
+      owner: ownerOf(item.topic, item.partition),
+      send: () => forward(item, attempt, count, parkBack),
+      evict: parkBack,
+    });
   };
 
   const release = (item: FlowItem, at: number, attempt: number, spacingMs: number, ack: () => void): void => {
@@ -176,7 +167,6 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         unheld(producer);
         park(item, { ...item.info, attempt, notBefore: at, reason: { kind: 'delayed' } }, item.fromTier, counted(item, ack));
       },
-      drop: () => unheld(producer),
     });
   };
 
@@ -202,16 +192,15 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
           return deadLetter(item, action.info, action.reason, counted(item, ack));
       }
     },
-    freeze() {
+    handOver(owned) {
       frozen = true;
+      for (const entry of hold.takeOwned(owned)) entry.evict();
+      lanes.evictOwned(owned);
     },
-    thaw(lost) {
+    resume(lost) {
       frozen = false;
-      for (const entry of hold.takeOwned(lost)) entry.drop?.();
-      lanes.dropOwned(lost);
-      const waiting = held;
-      held = [];
-      for (const entry of waiting) (lost(entry.owner) ? entry.drop : entry.go)();
+      for (const entry of hold.takeOwned(lost)) entry.evict();
+      lanes.evictOwned(lost);
     },
   };
 };

@@ -46,6 +46,8 @@ export interface FlowOptions {
   partitionsConsumedConcurrently: number;
   consumerConfig?: Partial<ConsumerConfig>;
   report?(producer: string, outcome: Outcome): void;
+  /** How long a partition this member gains waits for its previous owner's last commit (0: not at all). */
+  handoffMs?: number;
 }
 
 export interface Flow {
@@ -89,12 +91,17 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const consumer = createGroupConsumer({
     kafka: options.kafka, groupId: options.groupId, topics: options.topics, tracker, commitIntervalMs: shared.commitIntervalMs,
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, clock, metrics, logger, config: options.consumerConfig,
-    async onRebalancing() {
-      dispatcher.freeze();
-      // What the sender already carries is acknowledged (or not) in a moment: wait for it, so the commit covers it.
+    async onRebalancing(owned) {
+      // Park what is held for these partitions (slots kept) and forward nothing until the join,
+      // then wait for the writes, so the commit that follows covers everything taken.
+      dispatcher.handOver(owned);
       await Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     },
-    onJoin: (lost) => dispatcher.thaw(lost),
+    async onJoin(lost) {
+      dispatcher.resume(lost);
+      await Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+    },
+    handoffMs: options.handoffMs ?? 0,
   });
   late.consumer = consumer;
   const handle = createBatchHandler({

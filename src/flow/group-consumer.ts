@@ -2,14 +2,18 @@
  * The one consumer wrapper: a kafkajs consumer in a group with manual offsets (autoCommit and
  * eachBatchAutoResolve off), fromBeginning for a new group, a short maxWaitTimeInMs so a
  * resume takes effect within ~200 ms, the acknowledged prefix committed every
- * commit.intervalMs. kafkajs has no revoke callback, so a rebalance is read from its events:
- *   REBALANCING → `onRebalancing()` (the flow freezes its sends), then what was acknowledged
- *                 is committed while the group is still preparing the rebalance;
- *   GROUP_JOIN  → partitions lost are forgotten and `onJoin(lost)` (the flow drops their unsent
- *                 messages: their new owner handles them), pause state is re-derived.
+ * commit.intervalMs (and within a few ms of an acknowledgement). kafkajs has no revoke
+ * callback and rejoins at once, so a rebalance is read from its events:
+ *   REBALANCING → `onRebalancing(owned)`: the flow parks what it holds (slots kept) and stops
+ *                 forwarding; once written, that is committed;
+ *   GROUP_JOIN  → `onJoin(lost)`: the flow parks what is still held for partitions lost; that
+ *                 is committed (the classic group protocol takes a commit of this member's
+ *                 generation for any partition) before they are forgotten. Partitions gained
+ *                 wait `handoffMs` and start from the offset committed then, so the previous
+ *                 owner's last commit is seen: nothing is sent by both. Pause state is re-derived.
  * A CRASH with restart false means the consumer is gone for good (/healthz says so).
  */
-import type { Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
+import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { createCommitter } from '../commit/committer';
@@ -32,8 +36,10 @@ export interface GroupConsumerOptions {
   metrics: Metrics;
   logger: Logger;
   config?: Partial<ConsumerConfig>;
-  onRebalancing(): Promise<void>;
-  onJoin(lost: (owner: string) => boolean): void;
+  onRebalancing(owned: (owner: string) => boolean): Promise<void>;
+  onJoin(lost: (owner: string) => boolean): Promise<void>;
+  /** How long a partition gained in a rebalance waits before it is read (0: not at all). */
+  handoffMs?: number;
 }
 
 export interface GroupConsumer {
@@ -61,20 +67,52 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   let crashed = false;
   let assigned: Assignment = [];
 
+  const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
+  let admin: Admin | undefined;
+
+  /** Partitions gained wait for their previous owner's last commit, then start from it. */
+  const handOff = async (gained: Assignment): Promise<void> => {
+    const until = Date.now() + (options.handoffMs ?? 0);
+    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now() + (options.handoffMs ?? 0) + 5000);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())).unref());
+    try {
+      if (!admin) {
+        admin = options.kafka.admin();
+        await admin.connect();
+      }
+      for (const { topic, partitions } of gained) {
+        const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+        for (const { partition, offset } of committed?.partitions ?? []) {
+          if (partitions.includes(partition) && Number(offset) >= 0) consumer.seek({ topic, partition, offset });
+        }
+      }
+    } catch (error) {
+      logger.warn({ err: error }, 'the committed offsets of partitions gained could not be read again; they start where the group said');
+    }
+    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now());
+  };
+
   consumer.on(consumer.events.REBALANCING, () => {
-    logger.debug('group rebalancing: sends frozen, committing what was acknowledged');
-    void options.onRebalancing().then(() => committer.commitNow());
+    const owned = new Set(owners(assigned));
+    logger.debug('group rebalancing: parking what is held, committing');
+    void options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow());
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const next = Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions }));
-    const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
     // Only what this consumer owned before and not now is lost (other flows' partitions share the hold).
+    const before = new Set(owners(assigned));
     const kept = new Set(owners(next));
-    const lost = new Set(owners(assigned).filter((owner) => !kept.has(owner)));
+    const lost = new Set([...before].filter((owner) => !kept.has(owner)));
+    const gained = next
+      .map(({ topic, partitions }) => ({ topic, partitions: partitions.filter((p) => !before.has(ownerOf(topic, p))) }))
+      .filter(({ partitions }) => partitions.length > 0);
     assigned = next;
-    tracker.retain(next);
     pauser.onAssignment(next);
-    options.onJoin((owner) => lost.has(owner));
+    if ((options.handoffMs ?? 0) > 0 && gained.length > 0) void handOff(gained);
+    void options.onJoin((owner) => lost.has(owner)).then(async () => {
+      await committer.commitNow();
+      if (assigned === next) tracker.retain(next);
+    });
     joined = true;
     logger.info({ group: groupId, assigned: next }, 'joined the group');
   });
@@ -105,6 +143,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       // (uncommitted work is delivered again: nothing is lost).
       await within(consumer.stop(), deadline);
       await within(consumer.disconnect(), deadline + 500);
+      await admin?.disconnect().catch(() => undefined);
     },
   };
 };

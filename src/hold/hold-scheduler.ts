@@ -15,10 +15,8 @@ export interface HeldMessage {
   release(): void;
   /** Called instead of release when the message is taken out before its instant (graceful stop parks it). */
   evict(): void;
-  /** The partition the message came from ("topic\u0000partition"): a rebalance drops what it no longer owns. */
+  /** The partition the message came from ("topic\u0000partition"): a rebalance hands over what it owns. */
   owner?: string;
-  /** Called instead of release when a rebalance took its partition away (the new owner handles it). */
-  drop?(): void;
 }
 
 export interface HoldScheduler {
@@ -33,8 +31,8 @@ export interface HoldScheduler {
   isFull(): boolean;
   /** Removes and returns (in release order) the held messages due after `instant`: shutdown parks them. */
   takeLaterThan(instant: number): HeldMessage[];
-  /** Removes and returns the held messages whose owner matches (a rebalance took their partition away). */
-  takeOwned(lost: (owner: string) => boolean): HeldMessage[];
+  /** Removes and returns the held messages whose owner matches (a rebalance hands their partition over). */
+  takeOwned(owned: (owner: string) => boolean): HeldMessage[];
   /** The latest release instant held, or undefined when empty. */
   latest(): number | undefined;
   /** Resolves once nothing is held. */
@@ -140,10 +138,10 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
       changed();
       return taken.sort((a, b) => a.at - b.at || a.seq - b.seq);
     },
-    takeOwned(lost) {
+    takeOwned(owned) {
       const keep: Entry[] = [];
       const taken: Entry[] = [];
-      for (const entry of heap.drain()) (entry.owner !== undefined && lost(entry.owner) ? taken : keep).push(entry);
+      for (const entry of heap.drain()) (entry.owner !== undefined && owned(entry.owner) ? taken : keep).push(entry);
       for (const entry of keep) heap.push(entry);
       for (const entry of taken) bytes -= entry.bytes;
       if (taken.length > 0) changed();

@@ -21,10 +21,8 @@ export interface LaneItem {
   send(): void;
   /** Taken out before it could leave (graceful stop). */
   evict(): void;
-  /** The partition the message came from: a rebalance drops what this member no longer owns. */
+  /** The partition the message came from: a rebalance hands over what it owns. */
   owner?: string;
-  /** Forgotten without being sent (its partition moved to another member, which handles it). */
-  drop?(): void;
 }
 
 export interface ReleaseLanes {
@@ -32,8 +30,8 @@ export interface ReleaseLanes {
   due(producer: string, spacingMs: number, item: LaneItem): void;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
-  /** Drops the queued messages whose owner matches (a rebalance took their partition away). */
-  dropOwned(lost: (owner: string) => boolean): void;
+  /** Takes the queued messages whose owner matches out of their lanes and evicts them (a rebalance hands their partition over). */
+  evictOwned(owned: (owner: string) => boolean): void;
   /** Producers whose lane is remembered (at most about maxIdle, plus lanes with messages waiting). */
   tracked(): number;
 }
@@ -143,14 +141,14 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (!lane.armed) scheduleHead(lane);
     },
     waiting: () => waiting,
-    dropOwned(lost) {
+    evictOwned(owned) {
       for (const lane of lanes.values()) {
         if (lane.queue.length === 0) continue;
-        const dropped = lane.queue.filter((item) => item.owner !== undefined && lost(item.owner));
-        if (dropped.length === 0) continue;
-        lane.queue = lane.queue.filter((item) => !dropped.includes(item));
-        waiting -= dropped.length;
-        for (const item of dropped) item.drop?.();
+        const taken = lane.queue.filter((item) => item.owner !== undefined && owned(item.owner));
+        if (taken.length === 0) continue;
+        lane.queue = lane.queue.filter((item) => !taken.includes(item));
+        waiting -= taken.length;
+        for (const item of taken) item.evict();
       }
     },
     tracked: () => lanes.size,

@@ -14,6 +14,7 @@
  * waiting ÷ rate × that time), no 1-second window over 1.15 × rate + one slot per replica.
  * Failures list every measured number; a summary of each run goes to stderr either way.
  */
+import '../../helpers/processes';
 import { loadavg } from 'node:os';
 import { createKafka, kafkaBrokers } from '../../helpers/kafka';
 import { redisUrl } from '../../helpers/redis';

@@ -44,8 +44,8 @@ const setup = (options: {
   const dispatched: Dispatched[] = [];
   const dispatcher: Dispatcher = {
     dispatch: (item, action, ack) => void dispatched.push({ item, action, ack }),
-    freeze: () => undefined,
-    thaw: () => undefined,
+    handOver: () => undefined,
+    resume: () => undefined,
   };
   const hold = createHoldScheduler({ clock, maxMessages: 1, maxBytes: 1e6 });
   if (options.full) hold.track(1);

@@ -25,12 +25,12 @@ const fakeKafka = () => {
 const build = () => {
   const fake = fakeKafka();
   const joins: ((owner: string) => boolean)[] = [];
-  const rebalancing = jest.fn(async () => undefined);
+  const rebalancing = jest.fn(async (_owned: (owner: string) => boolean) => undefined);
   const tracker = createOffsetTracker();
   const group = createGroupConsumer({
     kafka: fake.kafka, groupId: 'g', topics: ['t.5s', 't.1m'], tracker, commitIntervalMs: 200,
     partitionsConsumedConcurrently: 1, clock: manualClock(0), metrics: noMetrics, logger: pino({ level: 'silent' }),
-    onRebalancing: rebalancing, onJoin: (lost) => joins.push(lost),
+    onRebalancing: rebalancing, onJoin: async (lost) => void joins.push(lost),
   });
   return { ...fake, group, joins, rebalancing, tracker };
 };
@@ -50,19 +50,19 @@ describe('when the group assigns partitions', () => {
 });
 
 describe('when a rebalance starts', () => {
-  it('lets the flow freeze first, then commits the acknowledged prefix (not what is still unsent)', async () => {
+  it('lets the flow hand over what it owns first, then commits the acknowledged prefix (not what is still unsent)', async () => {
     const { join, rebalance, rebalancing, consumer, tracker } = build();
     join({ 't.5s': [0] });
     const offsets = tracker.partition('t.5s', 0);
     const first = offsets.track(10);
     offsets.track(11); // held, not sent
     first();
-    let frozen = false;
-    rebalancing.mockImplementation(async () => {
-      frozen = true;
+    let handedOver: string[] = [];
+    rebalancing.mockImplementation(async (owned: (owner: string) => boolean) => {
+      handedOver = [ownerOf('t.5s', 0), ownerOf('t.5s', 1)].filter(owned);
     });
     rebalance();
-    expect(frozen).toBe(true);
+    expect(handedOver).toEqual([ownerOf('t.5s', 0)]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: 't.5s', partition: 0, offset: '11' }]);
   });

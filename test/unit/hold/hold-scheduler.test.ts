@@ -89,14 +89,14 @@ describe('when messages are sent at once without being held', () => {
 });
 
 describe('when a rebalance takes partitions away', () => {
-  it('hands back the held messages of the lost partitions (never released) and keeps the others, with or without an owner', async () => {
+  it('hands back the held messages of the partitions handed over (never released) and keeps the others, with or without an owner', async () => {
     const held: number[] = [];
     const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6, onHeldChange: (messages) => held.push(messages) });
     const now = Date.now();
     const released: string[] = [];
     const dropped: string[] = [];
     const add = (id: string, owner?: string): void =>
-      hold.add({ at: now + 20, bytes: 10, owner, release: () => released.push(id), evict: () => undefined, drop: () => dropped.push(id) });
+      hold.add({ at: now + 20, bytes: 10, owner, release: () => released.push(id), evict: () => dropped.push(id) });
     add('a0', 'a/0');
     add('b0', 'b/0');
     add('none');
@@ -105,7 +105,7 @@ describe('when a rebalance takes partitions away', () => {
     expect(taken.map((m) => m.owner).sort()).toEqual(['b/0', 'b/1']);
     expect(hold.held()).toEqual({ messages: 2, bytes: 20 });
     expect(held[held.length - 1]).toBe(2);
-    for (const m of taken) m.drop?.();
+    for (const m of taken) m.evict();
     expect(dropped.sort()).toEqual(['b0', 'b1']);
     await hold.whenEmpty();
     expect(released).toEqual(['a0', 'none']);
