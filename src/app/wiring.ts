@@ -123,7 +123,7 @@ export const createPipeline = (config: Config, deps: {
 };
 
 /** How long a partition gained in a rebalance waits for its previous owner's last commit (which follows its parking of what it held). */
-export const HANDOFF_MS = 1000;
+export const HANDOFF_MS = 300;
 
 export const ingressFlow = (config: Config, kafka: Kafka, pipeline: Pipeline): Flow =>
   pipeline.add(createFlow(pipeline.shared, {
