@@ -70,26 +70,44 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
   let admin: Admin | undefined;
 
-  /** Partitions gained wait for their previous owner's last commit, then start from it. */
+  const committedOf = async (topic: string): Promise<Map<number, string>> => {
+    if (!admin) {
+      admin = options.kafka.admin();
+      await admin.connect();
+    }
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return new Map((committed?.partitions ?? []).map(({ partition, offset }) => [partition, offset]));
+  };
+
+  /**
+   * Partitions gained wait for their previous owner's last commit, then start from it. One that
+   * has never been committed (a new group: nobody consumed it before) starts at once.
+   */
   const handOff = async (gained: Assignment): Promise<void> => {
-    const until = Date.now() + (options.handoffMs ?? 0);
-    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now() + (options.handoffMs ?? 0) + 5000);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())).unref());
+    const waitMs = options.handoffMs ?? 0;
+    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now() + waitMs + 5000);
+    const resume = (topic: string, p: number): void => pauser.pauseUntil(topic, p, options.clock.now());
     try {
-      if (!admin) {
-        admin = options.kafka.admin();
-        await admin.connect();
-      }
+      const waiting: Assignment = [];
       for (const { topic, partitions } of gained) {
-        const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-        for (const { partition, offset } of committed?.partitions ?? []) {
-          if (partitions.includes(partition) && Number(offset) >= 0) consumer.seek({ topic, partition, offset });
+        const committed = await committedOf(topic);
+        const used = partitions.filter((p) => Number(committed.get(p) ?? -1) >= 0);
+        for (const p of partitions.filter((q) => !used.includes(q))) resume(topic, p);
+        if (used.length > 0) waiting.push({ topic, partitions: used });
+      }
+      if (waiting.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      for (const { topic, partitions } of waiting) {
+        const committed = await committedOf(topic);
+        for (const p of partitions) {
+          const offset = committed.get(p);
+          if (offset !== undefined && Number(offset) >= 0) consumer.seek({ topic, partition: p, offset });
         }
       }
     } catch (error) {
       logger.warn({ err: error }, 'the committed offsets of partitions gained could not be read again; they start where the group said');
     }
-    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now());
+    for (const { topic, partitions } of gained) for (const p of partitions) resume(topic, p);
   };
 
   consumer.on(consumer.events.REBALANCING, () => {
