@@ -9,9 +9,11 @@
  * any other failure (the sender closed at shutdown with sends still failing) leaves it
  * unacknowledged — it is delivered again — and `onStuck` stops its partition. Nothing skipped.
  *
- * Rebalance: `handOver(owned)` (REBALANCING) parks everything this flow holds for its
- * partitions — `delayed` with its slot kept, a tier message back on a tier — and parks instead
- * of forwarding until `resume(lost)` (GROUP_JOIN), so every message taken is acknowledged and
+ * Rebalance: `handOver(owned)` (REBALANCING) parks what this flow holds for its partitions
+ * that is due later than SOON_MS — `delayed` with its slot kept, a tier message back on a tier
+ * (it is back from the tier before its slot) — and holds back every forward until
+ * `resume(lost)` (GROUP_JOIN): then what belongs to partitions kept re-enters its lane (spaced,
+ * not a burst) and what belongs to partitions lost is parked, so it is acknowledged and
  * committed before a new owner reads the partition: nothing is sent twice, no slot charged twice.
  */
 import type { Logger } from 'pino';
@@ -56,11 +58,15 @@ export interface Dispatcher {
   resume(lost: (owner: string) => boolean): void;
 }
 
+/** At a rebalance, held messages due within this many ms stay in memory (they would come back from a tier late). */
+export const SOON_MS = 1000;
+
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
 export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
   const { hold, lanes, writer, clock, metrics, logger } = deps;
   let frozen = false;
+  let heldBack: { owner: string; go(): void; park(): void }[] = [];
 
   /**
    * Counts the message against the hold's caps until it is acknowledged (`done`) or forgotten
@@ -100,9 +106,9 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     );
   };
 
-  /** `handedOver`: what to do instead while a rebalance is under way (park it, its slot kept). */
-  const forward = (item: FlowItem, attempt: number, count: Count, handedOver: () => void): void => {
-    if (frozen) return handedOver();
+  /** While a rebalance is under way the forward waits: `again` (kept partition) or `parkBack` (lost) when it ends. */
+  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): void => {
+    if (frozen) return void heldBack.push({ owner: ownerOf(item.topic, item.partition), go: again, park: parkBack });
     const waitedMs = clock.now() - item.info.firstSeen;
     writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
       () => {
@@ -142,12 +148,14 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     const count = counted(item, ack);
     const { producer } = item.info;
     const parkBack = (): void => park(item, { ...item.info, attempt, notBefore: slot, reason: { kind: 'delayed' } }, item.fromTier, count);
-    lanes.due(producer, spacingMs, {
-      bytes: item.size,
-      owner: ownerOf(item.topic, item.partition),
-      send: () => forward(item, attempt, count, parkBack),
-      evict: parkBack,
-    });
+    const enter = (): void =>
+      lanes.due(producer, spacingMs, {
+        bytes: item.size,
+        owner: ownerOf(item.topic, item.partition),
+        send: () => forward(item, attempt, count, enter, parkBack),
+        evict: parkBack,
+      });
+    enter();
   };
 
   const release = (item: FlowItem, at: number, attempt: number, spacingMs: number, ack: () => void): void => {
@@ -194,13 +202,15 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     },
     handOver(owned) {
       frozen = true;
-      for (const entry of hold.takeOwned(owned)) entry.evict();
-      lanes.evictOwned(owned);
+      for (const entry of hold.takeOwned(owned, clock.now() + SOON_MS)) entry.evict();
     },
     resume(lost) {
       frozen = false;
       for (const entry of hold.takeOwned(lost)) entry.evict();
       lanes.evictOwned(lost);
+      const waiting = heldBack;
+      heldBack = [];
+      for (const entry of waiting) (lost(entry.owner) ? entry.park : entry.go)();
     },
   };
 };

@@ -31,8 +31,8 @@ export interface HoldScheduler {
   isFull(): boolean;
   /** Removes and returns (in release order) the held messages due after `instant`: shutdown parks them. */
   takeLaterThan(instant: number): HeldMessage[];
-  /** Removes and returns the held messages whose owner matches (a rebalance hands their partition over). */
-  takeOwned(owned: (owner: string) => boolean): HeldMessage[];
+  /** Removes and returns the held messages whose owner matches (and that are due after `after`): a rebalance hands their partition over. */
+  takeOwned(owned: (owner: string) => boolean, after?: number): HeldMessage[];
   /** The latest release instant held, or undefined when empty. */
   latest(): number | undefined;
   /** Resolves once nothing is held. */
@@ -138,10 +138,10 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
       changed();
       return taken.sort((a, b) => a.at - b.at || a.seq - b.seq);
     },
-    takeOwned(owned) {
+    takeOwned(owned, after = -Infinity) {
       const keep: Entry[] = [];
       const taken: Entry[] = [];
-      for (const entry of heap.drain()) (entry.owner !== undefined && owned(entry.owner) ? taken : keep).push(entry);
+      for (const entry of heap.drain()) (entry.owner !== undefined && entry.at > after && owned(entry.owner) ? taken : keep).push(entry);
       for (const entry of keep) heap.push(entry);
       for (const entry of taken) bytes -= entry.bytes;
       if (taken.length > 0) changed();

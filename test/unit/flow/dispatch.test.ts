@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
 import { SluiceError } from '../../../src/errors';
-import { createDispatcher, type Outcome } from '../../../src/flow/dispatch';
+import { createDispatcher, type Outcome, SOON_MS } from '../../../src/flow/dispatch';
 import { type FlowItem, ownerOf } from '../../../src/flow/flow-item';
 import type { Action } from '../../../src/flow/route';
 import { createHoldScheduler, type HoldScheduler } from '../../../src/hold/hold-scheduler';
@@ -251,27 +251,25 @@ describe('when the group rebalances', () => {
   const lost = (owner: string) => owner === ownerOf('in', 1);
   const both = (owner: string) => owner === ownerOf('in', 0) || owner === ownerOf('in', 1);
 
-  it('hands over: parks what it holds for its partitions `delayed` with the slot kept, and parks instead of forwarding until it resumes', async () => {
+  it('hands over: parks what it holds due later than SOON_MS (`delayed`, slot kept), holds every forward back, and on resume sends the kept partition\'s and parks the lost one\'s', async () => {
     const t = setup();
-    t.dispatch(item('held', { partition: 0, producer: 'r' }), release(T0 + 40));
+    t.dispatch(item('later', { partition: 0, producer: 'r' }), release(T0 + SOON_MS + 40));
     t.dispatch(item('a', { partition: 1 }), release(T0, 1, 30));
     t.dispatch(item('b', { partition: 1 }), release(T0, 1, 30)); // queued in p's lane behind a
     expect(values(t.written)).toEqual(['va']);
     t.dispatcher.handOver(both);
-    t.dispatch(item('during', { partition: 0, producer: 'q' }), release(T0));
     await t.settle();
-    const parked = t.written.filter((w) => w.kind === 'park');
-    expect(parked.map((w) => [w.value, w.info?.reason, w.info?.notBefore])).toEqual([
-      ['vheld', { kind: 'delayed' }, T0 + 40],
-      ['vb', { kind: 'delayed' }, T0],
-      ['vduring', { kind: 'delayed' }, T0],
+    expect(t.written.filter((w) => w.kind === 'park').map((w) => [w.value, w.info?.reason, w.info?.notBefore])).toEqual([
+      ['vlater', { kind: 'delayed' }, T0 + SOON_MS + 40],
     ]);
-    expect(t.counted.outcomes.filter(([o]) => o === 'forwarded')).toHaveLength(1);
-    expect(t.acked.sort()).toEqual(['a', 'b', 'during', 'held']);
-    expect(t.lanes.waiting()).toBe(0); // (p's lane keeps its armed slot in the hold: it fires empty)
-    t.dispatcher.resume(() => false);
-    t.dispatch(item('after', { partition: 0, producer: 'z' }), release(T0));
-    expect(t.written[t.written.length - 1]).toMatchObject({ kind: 'forward', value: 'vafter' });
+    t.dispatch(item('kept', { partition: 0, producer: 'q' }), release(T0));
+    t.clock.set(T0 + 30);
+    await waitFor(() => t.hold.held().messages === 0, { timeoutMs: 2000, intervalMs: 2 }); // b's slot fired: held back, not sent
+    expect(values(t.written)).toEqual(['va', 'vlater']);
+    t.dispatcher.resume(lost);
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.value])).toEqual([['forward', 'va'], ['park', 'vlater'], ['forward', 'vkept'], ['park', 'vb']]);
+    expect(t.acked.sort()).toEqual(['a', 'b', 'kept', 'later']);
   });
 
   it('resumes: what reached the hold during the rebalance for a partition lost is parked, the rest leaves on time', async () => {
