@@ -4,6 +4,10 @@
  * store's time as this pod sees it. Release instants, not-befores and first-seen instants are
  * all on this clock, so two replicas with skewed pod clocks still space a producer alike and
  * a drainer compares a not-before with the clock that made it.
+ *
+ * A reply is read after TIME was taken — a little later, or much later when the event loop was
+ * busy — so each sample (store time − pod time at arrival) is at most the true offset. The
+ * offset kept is the largest sample of the last WINDOW_MS: a busy moment never moves the clock.
  */
 import type { Clock } from '../clock';
 
@@ -14,19 +18,26 @@ export interface StoreClock extends Clock {
   offset(): number;
 }
 
-/** Offsets within this many ms of the kept one are reply jitter, not a clock change. */
-export const STEADY_MS = 5;
+/** Samples older than this no longer count (a pod clock that was stepped is followed within it). */
+export const WINDOW_MS = 10_000;
 
 export const createStoreClock = (local: Clock): StoreClock => {
+  // The largest sample of the current and of the previous half-window.
+  let current = -Infinity;
+  let previous = -Infinity;
+  let windowStart = -Infinity;
   let offset = 0;
   return {
     now: () => local.now() + offset,
     observe(storeNow) {
       const localNow = local.now();
-      // Replies carry whole ms and arrive a little after TIME was read: the measured offset
-      // wobbles by a ms or two. Only a real change moves it, so timers do not jitter.
-      const measured = Math.round(storeNow - localNow);
-      if (Math.abs(measured - offset) > STEADY_MS) offset = measured;
+      if (localNow - windowStart >= WINDOW_MS / 2) {
+        previous = localNow - windowStart >= WINDOW_MS ? -Infinity : current;
+        current = -Infinity;
+        windowStart = localNow;
+      }
+      current = Math.max(current, Math.round(storeNow - localNow));
+      offset = Math.max(current, previous);
     },
     offset: () => offset,
   };
