@@ -9,12 +9,12 @@
  * any other failure (the sender closed at shutdown with sends still failing) leaves it
  * unacknowledged — it is delivered again — and `onStuck` stops its partition. Nothing skipped.
  *
- * Rebalance: `handOver(owned)` (REBALANCING) parks what this flow holds for its partitions
- * that is due later than SOON_MS — `delayed` with its slot kept, a tier message back on a tier
- * (it is back from the tier before its slot) — and holds back every forward until
- * `resume(lost)` (GROUP_JOIN): then what belongs to partitions kept re-enters its lane (spaced,
- * not a burst) and what belongs to partitions lost is parked, so it is acknowledged and
- * committed before a new owner reads the partition: nothing is sent twice, no slot charged twice.
+ * Rebalance: `handOver()` (REBALANCING) holds back every forward until `resume(lost)`
+ * (GROUP_JOIN): then what belongs to partitions kept re-enters its lane (spaced, not a burst)
+ * and everything held for partitions lost is parked — `delayed` with its slot kept, a tier
+ * message back on a tier — so it is acknowledged and committed before a new owner reads the
+ * partition: nothing is sent twice, no slot charged twice. What stays (partitions kept) leaves
+ * on its slot: parking it would bring it back late.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
@@ -52,14 +52,11 @@ export interface DispatchDeps {
 
 export interface Dispatcher {
   dispatch(item: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>, ack: () => void): void;
-  /** A rebalance starts: park what is held for these partitions; park instead of forwarding until resume. */
-  handOver(owned: (owner: string) => boolean): void;
+  /** A rebalance starts: hold every forward back until resume. */
+  handOver(): void;
   /** The group joined: forward again; park what is still held for partitions lost. */
   resume(lost: (owner: string) => boolean): void;
 }
-
-/** At a rebalance, held messages due within this many ms stay in memory (they would come back from a tier late). */
-export const SOON_MS = 1000;
 
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
@@ -200,9 +197,8 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
           return deadLetter(item, action.info, action.reason, counted(item, ack));
       }
     },
-    handOver(owned) {
+    handOver() {
       frozen = true;
-      for (const entry of hold.takeOwned(owned, clock.now() + SOON_MS)) entry.evict();
     },
     resume(lost) {
       frozen = false;

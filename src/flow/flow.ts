@@ -91,10 +91,9 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const consumer = createGroupConsumer({
     kafka: options.kafka, groupId: options.groupId, topics: options.topics, tracker, commitIntervalMs: shared.commitIntervalMs,
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, clock, metrics, logger, config: options.consumerConfig,
-    async onRebalancing(owned) {
-      // Park what is held for these partitions (slots kept) and forward nothing until the join,
-      // then wait for the writes, so the commit that follows covers everything taken.
-      dispatcher.handOver(owned);
+    async onRebalancing() {
+      // Forward nothing until the join; wait for the writes under way, so the commit that follows covers them.
+      dispatcher.handOver();
       await Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     },
     async onJoin(lost) {

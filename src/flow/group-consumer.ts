@@ -4,8 +4,8 @@
  * resume takes effect within ~200 ms, the acknowledged prefix committed every
  * commit.intervalMs (and within a few ms of an acknowledgement). kafkajs has no revoke
  * callback and rejoins at once, so a rebalance is read from its events:
- *   REBALANCING → `onRebalancing(owned)`: the flow parks what it holds (slots kept) and stops
- *                 forwarding; once written, that is committed;
+ *   REBALANCING → `onRebalancing(owned)`: the flow stops forwarding; what was written is
+ *                 committed;
  *   GROUP_JOIN  → `onJoin(lost)`: the flow parks what is still held for partitions lost; that
  *                 is committed (the classic group protocol takes a commit of this member's
  *                 generation for any partition) before they are forgotten. Partitions gained
