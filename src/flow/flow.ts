@@ -83,7 +83,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const dispatcher = createDispatcher({
     hold: shared.hold, lanes: shared.lanes, writer: shared.writer, clock, metrics, logger, tiers: options.policy.tiers, again, report: options.report,
     onStuck(item, error) {
-      late.consumer?.pauser.stop(item.topic, item.partition);
+      late.consumer?.pauser.stop(item.topic, item.partition); // does nothing once the flow stopped
       logger.error({ err: error, origin: `${item.topic}/${item.partition}/${item.offset}`, producer: item.info.producer },
         'a message could not be written anywhere: its partition is stopped (nothing after it is committed) until an operator acts');
     },

@@ -69,6 +69,8 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
 
   const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
   let admin: Admin | undefined;
+  let stopping = false;
+  const trouble = (what: string) => (error: unknown): void => logger.warn({ err: error }, `${what} failed`);
 
   const committedOf = async (topic: string): Promise<Map<number, string>> => {
     if (!admin) {
@@ -97,11 +99,12 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       }
       if (waiting.length === 0) return;
       await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      if (stopping) return;
       for (const { topic, partitions } of waiting) {
         const committed = await committedOf(topic);
         for (const p of partitions) {
           const offset = committed.get(p);
-          if (offset !== undefined && Number(offset) >= 0) consumer.seek({ topic, partition: p, offset });
+          if (offset !== undefined && Number(offset) >= 0 && !stopping) consumer.seek({ topic, partition: p, offset });
         }
       }
     } catch (error) {
@@ -113,7 +116,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   consumer.on(consumer.events.REBALANCING, () => {
     const owned = new Set(owners(assigned));
     logger.debug('group rebalancing: parking what is held, committing');
-    void options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow());
+    options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow()).catch(trouble('rebalance hand-over'));
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const next = Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions }));
@@ -126,11 +129,11 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       .filter(({ partitions }) => partitions.length > 0);
     assigned = next;
     pauser.onAssignment(next);
-    if ((options.handoffMs ?? 0) > 0 && gained.length > 0) void handOff(gained);
-    void options.onJoin((owner) => lost.has(owner)).then(async () => {
+    if ((options.handoffMs ?? 0) > 0 && gained.length > 0) handOff(gained).catch(trouble('hand-off of partitions gained'));
+    options.onJoin((owner) => lost.has(owner)).then(async () => {
       await committer.commitNow();
       if (assigned === next) tracker.retain(next);
-    });
+    }).catch(trouble('parking what partitions lost held'));
     joined = true;
     logger.info({ group: groupId, assigned: next }, 'joined the group');
   });
@@ -154,6 +157,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     commitNow: () => committer.commitNow(),
     nudge: () => committer.nudge(),
     async stop(deadline) {
+      stopping = true;
       committer.stop();
       await within(committer.commitNow(), deadline);
       pauser.close();

@@ -27,6 +27,15 @@ export interface PartitionPauser {
 
 export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Consumer, 'pause' | 'resume'>; clock: Clock }): PartitionPauser => {
   const timers = new Map<string, { until: number; timer: NodeJS.Timeout }>();
+  let closed = false;
+  // kafkajs throws when pause/resume are called on a consumer that stopped: after close() (the
+  // graceful stop) they do nothing, so a late timer or hand-off cannot end the process.
+  const pause = (what: { topic: string; partitions?: number[] }[]): void => {
+    if (!closed) consumer.pause(what);
+  };
+  const resumeNow = (what: { topic: string; partitions?: number[] }[]): void => {
+    if (!closed) consumer.resume(what);
+  };
   const stopped = new Set<string>();
   let assigned: Assignment = [];
   let blocked = false;
@@ -34,12 +43,12 @@ export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Cons
 
   const resume = (topic: string, partition: number): void => {
     timers.delete(keyOf(topic, partition));
-    if (!blocked && !stopped.has(keyOf(topic, partition))) consumer.resume([{ topic, partitions: [partition] }]);
+    if (!blocked && !stopped.has(keyOf(topic, partition))) resumeNow([{ topic, partitions: [partition] }]);
   };
   const pauseStopped = (): void => {
     for (const key of stopped) {
       const at = key.lastIndexOf('/');
-      consumer.pause([{ topic: key.slice(0, at), partitions: [Number(key.slice(at + 1))] }]);
+      pause([{ topic: key.slice(0, at), partitions: [Number(key.slice(at + 1))] }]);
     }
   };
 
@@ -50,10 +59,11 @@ export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Cons
 
   return {
     pauseUntil(topic, partition, until) {
+      if (closed) return;
       const key = keyOf(topic, partition);
       const existing = timers.get(key);
       if (existing) clearTimeout(existing.timer);
-      consumer.pause([{ topic, partitions: [partition] }]);
+      pause([{ topic, partitions: [partition] }]);
       const timer = setTimeout(() => resume(topic, partition), Math.max(0, until - clock.now()));
       timers.set(key, { until, timer });
     },
@@ -61,27 +71,30 @@ export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Cons
       if (value === blocked) return;
       blocked = value;
       if (blocked) {
-        if (assigned.length) consumer.pause(assigned);
+        if (assigned.length) pause(assigned);
         return;
       }
       for (const { topic, partitions } of assigned) {
         const free = partitions.filter((p) => !timers.has(keyOf(topic, p)) && !stopped.has(keyOf(topic, p)));
-        if (free.length) consumer.resume([{ topic, partitions: free }]);
+        if (free.length) resumeNow([{ topic, partitions: free }]);
       }
     },
     stop(topic, partition) {
       stopped.add(keyOf(topic, partition));
-      consumer.pause([{ topic, partitions: [partition] }]);
+      pause([{ topic, partitions: [partition] }]);
     },
     isStopped: (topic, partition) => stopped.has(keyOf(topic, partition)),
     onAssignment(next) {
       clearTimers();
       assigned = next;
-      if (!blocked && assigned.length) consumer.resume(assigned);
-      if (blocked && assigned.length) consumer.pause(assigned);
+      if (!blocked && assigned.length) resumeNow(assigned);
+      if (blocked && assigned.length) pause(assigned);
       pauseStopped();
     },
     paused: () => new Map([...timers].map(([key, { until }]) => [key, until])),
-    close: clearTimers,
+    close() {
+      closed = true;
+      clearTimers();
+    },
   };
 };
