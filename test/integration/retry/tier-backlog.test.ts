@@ -111,16 +111,17 @@ describe.each([
     const tiers = await tierRecords(kafka, s);
     const js = judgeAll(offered, outcome, () => RATE);
     const parked = Object.values(tiers).reduce((a, b) => a + b, 0);
-    report(`queue ${queue}, ${n} replica(s), tiers ${TIERS}`, [
-      ...js.map((j) => formatJudgement(j, RATE)),
-      `tier records ${JSON.stringify(tiers)}; all accounted for within ${DRAIN_MS / 1000} s of the load's start: ${complete}`,
-      `stops: ${stops.map((e) => `exit ${e.code} in ${e.ms} ms`).join(', ')}`,
-    ]);
     // queue 0 is strict spacing: two of calm's messages decided in one fetch less than 1/rate
     // apart are refused and come back later, so its order is only judged when the queue admits jitter.
     const broken = violations(js, n, { order: queue !== '0' });
     // Otherwise the scenario did not test what it says.
     if (parked < 100) broken.push(`the backlog did not go through the tiers: ${parked} tier records`);
+    report(`queue ${queue}, ${n} replica(s), tiers ${TIERS}`, [
+      ...js.map((j) => formatJudgement(j, RATE)),
+      `tier records ${JSON.stringify(tiers)}; all accounted for within ${DRAIN_MS / 1000} s of the load's start: ${complete}`,
+      `stops: ${stops.map((e) => `exit ${e.code} in ${e.ms} ms`).join(', ')}`,
+      ...broken.map((b) => `BROKEN: ${b}`),
+    ]);
     expect(broken).toEqual([]);
   }, 180_000);
 });
