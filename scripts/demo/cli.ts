@@ -14,7 +14,8 @@ import { down, up } from '../services/services';
 import { freePort } from '../services/ports';
 import { DEMO, DEMO_PRODUCERS } from './demo-plan';
 import { createObserver, type Observer } from './observe';
-import { liveTable, plainLines, redraw, summaryTable } from './demo-table';
+import { liveTable, plainLines, redraw, summaryTable, usageLines } from './demo-table';
+import type { UsageAnswer } from '../../src/usage';
 import { type Load, startLoad } from './load';
 import { startSidecar, type Sidecar } from './sidecar-process';
 
@@ -73,13 +74,30 @@ const watch = async (load: Load, observer: Observer, sidecar: Sidecar): Promise<
   return started;
 };
 
-const summarize = async (load: Load, observer: Observer, started: number): Promise<void> => {
+/** What the usage history kept of the last minute (the sidecar's own endpoint, as a user would read it). */
+const lastMinute = async (httpPort: number): Promise<void> => {
+  const read = async ({ id }: { id: string }): Promise<UsageAnswer> => {
+    const response = await fetch(`http://127.0.0.1:${httpPort}/v1/producers/${encodeURIComponent(id)}/usage?resolution=1s&since=1m`);
+    if (!response.ok) throw new Error(`GET /v1/producers/${id}/usage: HTTP ${response.status} ${await response.text()}`);
+    return (await response.json()) as UsageAnswer;
+  };
+  try {
+    const answers = await Promise.all(DEMO_PRODUCERS.map(read));
+    say('\nthe last minute from the usage history (sluice usage PRODUCER --resolution 1s --since 1m, or GET /v1/producers/{id}/usage):');
+    say(usageLines(answers).join('\n'));
+  } catch (error) {
+    say(`\nthe usage history could not be read: ${(error as Error).message}`);
+  }
+};
+
+const summarize = async (load: Load, observer: Observer, started: number, httpPort: number): Promise<void> => {
   const rows = await observer.sample(load.offered);
   const seconds = (Date.now() - started) / 1000;
   say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
   say(summaryTable(rows, seconds).join('\n'));
   const storeErrors = observer.storeErrors();
   if (storeErrors > 0) say(`\nthe limiter store timed out ${storeErrors} time(s) (a busy machine): limiter.onStoreError=local decided those calls in memory`);
+  await lastMinute(httpPort);
   say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
 };
 
@@ -111,7 +129,7 @@ const main = async (): Promise<number> => {
     const started = await watch(load, observer, sidecar);
     load.stop();
     await load.done;
-    await summarize(load, observer, started);
+    await summarize(load, observer, started, httpPort);
     return 0;
   } finally {
     say('stopping what the demo started');

@@ -1,4 +1,7 @@
 /** The demo's live table and closing summary (pure text). */
+import { sparkline } from '../../src/usage/usage-table';
+import type { UsageAnswer } from '../../src/usage';
+
 export interface ProducerRow {
   id: string;
   quota: string;
@@ -50,3 +53,14 @@ export const summaryTable = (rows: readonly ProducerRow[], seconds: number): str
 /** Redraws `lines` in place on a TTY: cursor up over what was drawn before, clear each line. */
 export const redraw = (previous: number, lines: readonly string[]): string =>
   `${previous > 0 ? `\x1b[${previous}A` : ''}${lines.map((l) => `\x1b[2K${l}`).join('\n')}\n`;
+
+/** Each producer's last minute from the usage history: forwarded per second as a sparkline, and the minute's totals. */
+export const usageLines = (answers: readonly UsageAnswer[]): string[] =>
+  align([
+    ['producer', 'forwarded per second (last minute)', 'offered', 'forwarded', 'delayed', 'overflowed', 'dead-lettered'],
+    ...answers.map((a) => [
+      a.producer,
+      sparkline(a.rows.map((r) => r.forwarded)),
+      ...[a.totals.offered, a.totals.forwarded, a.totals.delayed, a.totals.overflowed, a.totals.deadLettered].map(String),
+    ]),
+  ]);
