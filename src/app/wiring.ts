@@ -107,7 +107,14 @@ export const createPipeline = (config: Config, deps: {
     clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,
     onPressure: (full) => {
       deps.logger.debug({ held: hold.held() }, full ? 'hold full: pausing fetches' : 'hold freed: resuming fetches');
-      for (const flow of flows) flow.block(full);
+      for (const flow of flows) flow.block('full', full);
+    },
+    onLate: (late) => {
+      deps.logger.debug(late ? 'releases run late: the ingress flow pauses so admitted messages leave on their slot' : 'releases on time: the ingress flow fetches again');
+      for (const flow of flows) if (flow.name === 'ingress') flow.block('late', late);
+    },
+    onYield: (nearlyFull) => {
+      for (const flow of flows) if (flow.name === 'ingress') flow.block('nearly-full', nearlyFull);
     },
     onHeldChange: (messages, bytes) => deps.metrics.held(messages, bytes),
   });

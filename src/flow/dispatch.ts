@@ -149,6 +149,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       lanes.due(producer, spacingMs, {
         bytes: item.size,
         owner: ownerOf(item.topic, item.partition),
+        slot,
         send: () => forward(item, attempt, count, enter, parkBack),
         evict: parkBack,
       });

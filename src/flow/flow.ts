@@ -50,14 +50,18 @@ export interface FlowOptions {
   handoffMs?: number;
 }
 
+/** Why a flow fetches nothing for now: the hold is full; or (only the flow that takes new messages) releases run late or the hold is nearly full. */
+export type BlockReason = 'full' | 'late' | 'nearly-full';
+
 export interface Flow {
+  name: string;
   consumer: GroupConsumer;
   tracker: OffsetTracker;
   start(): Promise<void>;
   /** Whether a fetched batch is being handled right now. */
   busy(): boolean;
-  /** The hold is full (or freed): pause (or resume) fetching. */
-  block(full: boolean): void;
+  /** Pause fetching for `reason` (or end that reason): fetching resumes once no reason is left. */
+  block(reason: BlockReason, on: boolean): void;
   /** Graceful stop, first part: fetch nothing more; resolves once no batch is being handled. */
   halt(deadline: number): Promise<void>;
   /** Graceful stop, last part: commit, leave the group, disconnect (bounded by `deadline`). */
@@ -74,6 +78,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   let active = 0;
   const take: TakeDeps = { decider: shared.decider, ruleOf: shared.ruleOf, policy: options.policy, clock };
   const late: { consumer?: GroupConsumer } = {};
+  const blockedFor = new Set<BlockReason>();
 
   const again = (item: FlowItem, ack: () => void): void => {
     void takeItems(take, dispatcher, [item], () => ack).then((taken) => {
@@ -110,6 +115,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   });
 
   return {
+    name: options.name,
     consumer,
     tracker,
     start: () =>
@@ -122,8 +128,10 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
         }
       }),
     busy: () => active > 0,
-    block: (full) => {
-      if (!halted) consumer.pauser.setBlocked(full);
+    block: (reason, on) => {
+      if (on) blockedFor.add(reason);
+      else blockedFor.delete(reason);
+      if (!halted) consumer.pauser.setBlocked(blockedFor.size > 0);
     },
     async halt(deadline) {
       halted = true;

@@ -3,6 +3,14 @@
  * their `release`. The caller never waits here: `add` returns at once. Held messages and bytes
  * are capped: past either cap `onPressure(true)` tells the consumer to pause; once both fall
  * below 80% of their cap, `onPressure(false)` lets it resume.
+ *
+ * Releases come first: when one fires more than LATE_MS after its instant (the event loop is
+ * busy, most often with reading and parking a flood), `onLate(true)` asks the flow that takes
+ * new messages to pause, so what was already admitted leaves on its slot; lanes never recover
+ * a slot that passed. `onLate(false)` once a release is on time again and none was late for
+ * LATE_HOLD_MS, or once nothing is held. The same flow yields early on memory too: past
+ * YIELD_SHARE of either cap `onYield(true)` (below 80% of that, `onYield(false)`), so the
+ * messages already admitted — the tiers read ahead of their slots — keep the rest of the room.
  */
 import type { Clock } from '../clock';
 import { MinHeap } from './min-heap';
@@ -46,25 +54,71 @@ export interface HoldOptions {
   maxBytes: number;
   onPressure?: (full: boolean) => void;
   onHeldChange?: (messages: number, bytes: number) => void;
+  /** Releases run late (true) or on time again (false). */
+  onLate?: (late: boolean) => void;
+  /** Past YIELD_SHARE of a cap (true), or below 80% of that again (false). */
+  onYield?: (full: boolean) => void;
 }
 
 type Entry = HeldMessage & { seq: number };
 
-export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, onHeldChange }: HoldOptions): HoldScheduler => {
+/** A release this late (ms after its instant) means the process is behind. */
+export const LATE_MS = 25;
+/** Behind until no release was late for this long (no pause/resume flapping). */
+export const LATE_HOLD_MS = 250;
+/** Share of the caps past which the flow taking new messages yields to the tiers. */
+export const YIELD_SHARE = 0.75;
+
+export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, onHeldChange, onLate, onYield }: HoldOptions): HoldScheduler => {
   const heap = new MinHeap<Entry>();
   let seq = 0;
   let bytes = 0;
   let outMessages = 0;
   let outBytes = 0;
   let full = false;
+  let yielding = false;
   let timer: NodeJS.Timeout | undefined;
   let timerAt = Infinity;
   let waiters: (() => void)[] = [];
   let closed = false;
+  let late = false;
+  let lateAt = -Infinity;
+  let lateTimer: NodeJS.Timeout | undefined;
+
+  /** Behind while releases fire late; on time again LATE_HOLD_MS after the last late one (or at once when nothing is held). */
+  const onTimeAgain = (): void => {
+    lateTimer = undefined;
+    if (!late) return;
+    const quiet = clock.now() - lateAt;
+    if (quiet < LATE_HOLD_MS && heap.size > 0 && !closed) {
+      lateTimer = setTimeout(onTimeAgain, LATE_HOLD_MS - quiet);
+      return;
+    }
+    late = false;
+    onLate?.(false);
+  };
+  const releasedLate = (now: number, lateBy: number): void => {
+    if (lateBy <= LATE_MS) {
+      if (late && heap.size === 0) onTimeAgain();
+      return;
+    }
+    lateAt = now;
+    if (late) return;
+    late = true;
+    onLate?.(true);
+    lateTimer = setTimeout(onTimeAgain, LATE_HOLD_MS);
+  };
 
   const pressure = (): void => {
     const messages = heap.size + outMessages;
     const all = bytes + outBytes;
+    if (!yielding && (messages >= maxMessages * YIELD_SHARE || all >= maxBytes * YIELD_SHARE)) {
+      yielding = true;
+      onYield?.(true);
+    } else if (yielding && messages < maxMessages * YIELD_SHARE * 0.8 && all < maxBytes * YIELD_SHARE * 0.8) {
+      yielding = false;
+      onYield?.(false);
+    }
     if (!full && (messages >= maxMessages || all >= maxBytes)) {
       full = true;
       onPressure?.(true);
@@ -89,13 +143,15 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
     timerAt = Infinity;
     const now = clock.now();
     let released = 0;
-    for (let top = heap.peek(); top && top.at <= now; top = heap.peek()) {
+    const first = heap.peek();
+    for (let top = first; top && top.at <= now; top = heap.peek()) {
       heap.pop();
       bytes -= top.bytes;
       released += 1;
       top.release();
     }
     if (released > 0) changed();
+    if (first && released > 0) releasedLate(now, now - first.at);
     arm();
   };
 
@@ -124,7 +180,7 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
         done = true;
         outMessages -= 1;
         outBytes -= size;
-        if (full) pressure();
+        if (yielding) pressure();
       };
     },
     held: () => ({ messages: heap.size, bytes }),
@@ -155,6 +211,7 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
     whenEmpty: () => (heap.size === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
     close() {
       closed = true;
+      if (lateTimer) clearTimeout(lateTimer);
       if (timer) clearTimeout(timer);
       timer = undefined;
     },

@@ -7,11 +7,14 @@
  * previous release + interval, the rest queue behind it (so order is kept and a graceful stop
  * can evict them). Only leaky-bucket rules are spaced (a token bucket admits bursts: spacing 0).
  *
- * A lane advances by its producer's ideal slots, not by when its timers happened to fire:
- * timers fire a few ms late, and spacing each release from the previous *actual* one would
- * add that lateness to every interval (at 20/s, 2 ms late per release is a 4% slower
- * outflow). So the lane's clock may trail real time by at most half an interval: releases are
- * never closer than T/2, and a lane behind schedule catches up by at most half a slot.
+ * A message leaves on its own slot (the instant the limiter gave it). A lane behind its slots
+ * (this process was late: a busy event loop, a slow send, a stall) catches up at CATCH_UP_PACE
+ * × the rate until it is on its slots again, so a stall costs the producer nothing in the end
+ * and never turns into a burst; and its clock never trails real time by more than
+ * CATCH_UP_MS (or half an interval, if longer), so a timer that fires late releases what fell
+ * due meanwhile at once instead of one message per late timer (which starved a producer while
+ * the process was busy). With two replicas each lane sees every other slot of a producer and
+ * keeps to those slots, so together they keep the producer's spacing.
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
@@ -23,6 +26,8 @@ export interface LaneItem {
   evict(): void;
   /** The partition the message came from: a rebalance hands over what it owns. */
   owner?: string;
+  /** Its release instant from the limiter (none: the instant it became due). */
+  slot?: number;
 }
 
 export interface ReleaseLanes {
@@ -38,9 +43,17 @@ export interface ReleaseLanes {
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
 export const LANE_TOLERANCE_MS = 2;
+/** How far behind real time a lane's clock may trail (what a late timer releases at once). */
+export const CATCH_UP_MS = 100;
+/**
+ * A lane behind its slots releases this many times faster than its rate until it is on them
+ * again: with CATCH_UP_MS, at most (1 s + 100 ms) × 1.04 ÷ interval + 1 releases in any second,
+ * below 1.15 × the rate plus one slot.
+ */
+export const CATCH_UP_PACE = 1.04;
 
 interface Lane {
-  /** The slot of the producer's last release (ideal time, at most T/2 before the actual one). */
+  /** The slot of the lane's last release (ideal time, at most the catch-up window before the actual one). */
   last: number;
   spacingMs: number;
   queue: LaneItem[];
@@ -50,27 +63,32 @@ interface Lane {
   armed: boolean;
 }
 
-/** The slot a release at `now` takes: the next ideal one, but never more than half an interval behind now. */
-const nextSlot = (lane: Lane, now: number): number => Math.max(lane.last + lane.spacingMs, now - lane.spacingMs / 2);
+/** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS. */
+const slotOf = (lane: Lane, item: LaneItem, now: number): number =>
+  Math.max(item.slot ?? -Infinity, lane.last + lane.spacingMs / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
   const lanes = new Map<string, Lane>();
   let waiting = 0;
 
-  // The head's slot sits in the hold scheduler; when it fires, whatever heads the queue then leaves
-  // (a rebalance may have dropped the item it was armed for).
+  // The head's slot sits in the hold scheduler; when it fires, everything at the head that is due
+  // by then leaves (a rebalance may have dropped the item it was armed for).
   const scheduleHead = (lane: Lane): void => {
     lane.armed = true;
     hold.add({
-      at: lane.last + lane.spacingMs,
+      at: slotOf(lane, lane.queue[0], clock.now()),
       bytes: lane.queue[0].bytes,
       release: () => {
         lane.armed = false;
-        const head = lane.queue.shift();
-        if (!head) return;
-        waiting -= 1;
-        lane.last = nextSlot(lane, clock.now());
-        head.send();
+        const now = clock.now();
+        while (lane.queue.length > 0) {
+          const slot = slotOf(lane, lane.queue[0], now);
+          if (slot > now + LANE_TOLERANCE_MS) break;
+          const head = lane.queue.shift() as LaneItem;
+          waiting -= 1;
+          lane.last = slot;
+          head.send();
+        }
         if (lane.queue.length > 0) scheduleHead(lane);
       },
       evict: () => {
@@ -127,14 +145,18 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     due(producer, spacingMs, item) {
       if (!(spacingMs > 0)) return item.send();
       const now = clock.now();
+      item.slot ??= now;
       const lane = lanes.get(producer) ?? { last: -Infinity, spacingMs, queue: [], used: 0, armed: false };
       lane.spacingMs = spacingMs;
       lanes.delete(producer);
       prune(now);
       touch(producer, lane);
-      if (lane.queue.length === 0 && !lane.armed && now + LANE_TOLERANCE_MS >= lane.last + spacingMs) {
-        lane.last = nextSlot(lane, now);
-        return item.send();
+      if (lane.queue.length === 0 && !lane.armed) {
+        const slot = slotOf(lane, item, now);
+        if (slot <= now + LANE_TOLERANCE_MS) {
+          lane.last = slot;
+          return item.send();
+        }
       }
       lane.queue.push(item);
       waiting += 1;

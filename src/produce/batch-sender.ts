@@ -1,6 +1,9 @@
 /**
  * One kafkajs producer behind a queue: messages sent in the same tick leave in one
- * `sendBatch` (acks -1), one batch in flight at a time so order is kept. Each message gets
+ * `sendBatch` (acks -1), one batch in flight at a time so order is kept. Urgent messages
+ * (forwards: they leave on their slot) go first, each request filled up with the others
+ * (parks, dead letters): a flood being parked never makes forwards late. Order is kept within
+ * each kind, and a destination receives only one kind. Each message gets
  * its own promise: resolved once acknowledged, rejected only with MESSAGE_TOO_LARGE (the
  * broker refused that very message) or when the sender is closed with sends still failing.
  * Other failures are retried with back-off, never dropped: nothing acknowledged is lost and
@@ -18,8 +21,8 @@ export interface BatchProducer {
 }
 
 export interface Sender {
-  /** Queues one message; resolves when the broker acknowledged it (acks = all). */
-  send(topic: string, message: Message): Promise<void>;
+  /** Queues one message (`urgent`: ahead of the others); resolves when the broker acknowledged it (acks = all). */
+  send(topic: string, message: Message, urgent?: boolean): Promise<void>;
   /** Resolves once everything queued so far has settled. */
   flush(): Promise<void>;
   /** Messages queued or in flight. */
@@ -33,6 +36,11 @@ interface Pending {
   message: Message;
   resolve(): void;
   reject(error: unknown): void;
+}
+
+interface Queue {
+  items: Pending[];
+  head: number;
 }
 
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
@@ -71,8 +79,8 @@ export const createBatchSender = ({
   maxBatchBytes?: number;
   backoffMs?: number[];
 }): Sender => {
-  let queue: Pending[] = [];
-  let head = 0;
+  const urgent: Queue = { items: [], head: 0 };
+  const others: Queue = { items: [], head: 0 };
   let inFlight = 0;
   let pumping: Promise<void> | undefined;
   let closed = false;
@@ -122,19 +130,30 @@ export const createBatchSender = ({
   const sizeOf = (p: Pending): number => messageBytes(p.message);
 
   // Taken from a head index, so a long queue is not copied once per request.
-  const takeBatch = (): Pending[] => {
-    const n = takeCount(queue, head, sizeOf, maxBatch, maxBatchBytes);
-    const batch = head === 0 && n === queue.length ? queue : queue.slice(head, head + n);
-    head += n;
-    if (head >= queue.length) {
-      queue = [];
-      head = 0;
+  const take = (q: Queue, maxCount: number, maxBytes: number, alone: boolean): Pending[] => {
+    let n = takeCount(q.items, q.head, sizeOf, maxCount, maxBytes);
+    if (n === 1 && !alone && sizeOf(q.items[q.head]) > maxBytes) n = 0; // too big to join: it goes alone next time
+    if (n === 0) return [];
+    const batch = q.head === 0 && n === q.items.length ? q.items : q.items.slice(q.head, q.head + n);
+    q.head += n;
+    if (q.head >= q.items.length) {
+      q.items = [];
+      q.head = 0;
     }
     return batch;
   };
+  const waiting = (q: Queue): boolean => q.items.length > q.head;
+
+  const takeBatch = (): Pending[] => {
+    const first = take(urgent, maxBatch, maxBatchBytes, true);
+    if (first.length === 0) return take(others, maxBatch, maxBatchBytes, true);
+    const used = first.reduce((sum, p) => sum + sizeOf(p), 0);
+    if (first.length >= maxBatch || used >= maxBatchBytes) return first;
+    return first.concat(take(others, maxBatch - first.length, maxBatchBytes - used, false));
+  };
 
   const pump = async (): Promise<void> => {
-    while (queue.length > head) await sendWithRetry(takeBatch());
+    while (waiting(urgent) || waiting(others)) await sendWithRetry(takeBatch());
     pumping = undefined;
   };
 
@@ -144,10 +163,10 @@ export const createBatchSender = ({
   };
 
   return {
-    send(topic, message) {
+    send(topic, message, first = false) {
       inFlight += 1;
       const promise = new Promise<void>((resolve, reject) =>
-        queue.push({
+        (first ? urgent : others).items.push({
           topic,
           message,
           resolve: () => {

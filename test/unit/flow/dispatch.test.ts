@@ -1,3 +1,4 @@
+import { CATCH_UP_MS, CATCH_UP_PACE } from '../../../src/hold/release-lanes';
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
 import { SluiceError } from '../../../src/errors';
@@ -125,17 +126,23 @@ describe('when a release is later', () => {
     expect(t.written[0].options).toEqual({ timestamp: '7', waitedMs: 5000, attempt: 2 });
   });
 
-  it('spaces releases that come late, catching up at most half an interval', async () => {
+  it('sends releases that come late at once within the catch-up window, then paces the rest until they are on their slots', async () => {
     const t = setup();
-    t.dispatch(item('1'), release(T0 + 10, 1, 50));
-    t.dispatch(item('2'), release(T0 + 60, 1, 50));
+    const paced = 50 / CATCH_UP_PACE;
+    // One producer, 50 ms apart, slots T0+10 … T0+260; the process wakes up at T0+300.
+    for (let i = 0; i < 6; i += 1) t.dispatch(item(String(i + 1)), release(T0 + 10 + 50 * i, 1, 50));
     t.clock.set(T0 + 300);
-    await waitFor(() => t.written.length === 1 && t.hold.held().messages === 1, { timeoutMs: 2000, intervalMs: 2 });
-    // The second is due but leaves half an interval after the first actually left (the lane trails by at most T/2).
-    expect(t.hold.latest()).toBe(T0 + 325);
-    t.clock.set(T0 + 325);
-    await waitFor(() => t.written.length === 2, { timeoutMs: 2000, intervalMs: 2 });
-    expect(t.written.map((w) => [w.value, w.at])).toEqual([['v1', T0 + 300], ['v2', T0 + 325]]);
+    // What fell due in the last CATCH_UP_MS leaves now: slots from T0+200, one paced interval apart.
+    const burst = Math.floor(CATCH_UP_MS / paced) + 1;
+    await waitFor(() => t.written.length === burst, { timeoutMs: 2000, intervalMs: 2 });
+    for (let n = burst + 1; n <= 6; n += 1) {
+      const next = T0 + 200 + (n - 1) * paced;
+      expect(t.hold.latest()).toBeCloseTo(next);
+      t.clock.set(next + 1); // (a timer fires a little after its instant)
+      await waitFor(() => t.written.length === n, { timeoutMs: 2000, intervalMs: 2 });
+    }
+    expect(values(t.written)).toEqual(['v1', 'v2', 'v3', 'v4', 'v5', 'v6']);
+    expect(t.written.slice(0, burst).map((w) => w.at)).toEqual(Array(burst).fill(T0 + 300));
   });
 });
 
@@ -146,14 +153,15 @@ describe('when several messages of one producer are released at once (what the p
     t.dispatch(item('x', { producer: 'q' }), release(T0, 1, 30));
     t.dispatch(item('parked'), { kind: 'park', tier: s5, info: info({ attempt: 1, notBefore: T0 + 9000 }), moved: false });
     expect(values(t.written)).toEqual(['v1', 'vx', 'vparked']);
-    // A new lane takes its first slot half an interval back (never closer than T/2), then one interval each.
-    expect(t.hold.latest()).toBe(T0 + 15);
-    t.clock.set(T0 + 15);
+    // The first leaves on its slot; the others shared that slot, so they are behind: paced.
+    const paced = 30 / CATCH_UP_PACE;
+    expect(t.hold.latest()).toBeCloseTo(T0 + paced);
+    t.clock.set(T0 + paced + 1);
     await waitFor(() => t.written.length === 4, { timeoutMs: 2000, intervalMs: 2 });
-    expect(t.hold.latest()).toBe(T0 + 45);
-    t.clock.set(T0 + 45);
+    expect(t.hold.latest()).toBeCloseTo(T0 + 2 * paced);
+    t.clock.set(T0 + 2 * paced + 1);
     await waitFor(() => t.written.length === 5, { timeoutMs: 2000, intervalMs: 2 });
-    expect(t.written.map((w) => [w.value, w.at])).toEqual([['v1', T0], ['vx', T0], ['vparked', T0], ['v2', T0 + 15], ['v3', T0 + 45]]);
+    expect(values(t.written)).toEqual(['v1', 'vx', 'vparked', 'v2', 'v3']);
   });
 });
 

@@ -1,5 +1,5 @@
-import { systemClock } from '../../../src/clock';
-import { createHoldScheduler } from '../../../src/hold/hold-scheduler';
+import { manualClock, systemClock } from '../../../src/clock';
+import { createHoldScheduler, LATE_HOLD_MS, LATE_MS, YIELD_SHARE } from '../../../src/hold/hold-scheduler';
 
 const until = async (condition: () => boolean, ms = 2000): Promise<void> => {
   const deadline = Date.now() + ms;
@@ -136,6 +136,50 @@ describe('when a rebalance takes partitions away', () => {
     const empty = hold.whenEmpty();
     hold.takeOwned(() => true);
     await expect(empty).resolves.toBeUndefined();
+    hold.close();
+  });
+});
+
+describe('when releases fire late (the process is behind)', () => {
+  it('signals late once, and on time again LATE_HOLD_MS after the last late release', async () => {
+    const clock = manualClock(1000);
+    const signals: [boolean, number][] = [];
+    const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push([late, clock.now()]) });
+    for (const at of [1010, 1020, 2000]) hold.add({ at, bytes: 1, release: () => undefined, evict: () => undefined });
+    clock.set(1010 + LATE_MS + 5); // both of the first are late by more than LATE_MS
+    await until(() => hold.held().messages === 1);
+    expect(signals).toEqual([[true, 1010 + LATE_MS + 5]]);
+    clock.advance(LATE_HOLD_MS); // no late release since: on time again (the third is not due yet)
+    await until(() => signals.length === 2);
+    expect(signals[1][0]).toBe(false);
+    hold.close();
+  });
+
+  it('is on time again at once when nothing is held any more', async () => {
+    const clock = manualClock(1000);
+    const signals: boolean[] = [];
+    const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push(late) });
+    hold.add({ at: 1010, bytes: 1, release: () => undefined, evict: () => undefined });
+    clock.set(1100);
+    await until(() => signals.length === 1);
+    hold.add({ at: 1100, bytes: 1, release: () => undefined, evict: () => undefined });
+    await until(() => signals.length === 2);
+    expect(signals).toEqual([true, false]);
+    hold.close();
+  });
+});
+
+describe('when the hold passes YIELD_SHARE of a cap', () => {
+  it('asks the flow taking new messages to yield, and lets it go on below 80% of that share', () => {
+    const signals: boolean[] = [];
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6, onYield: (y) => signals.push(y) });
+    const done = Array.from({ length: 100 * YIELD_SHARE }, () => hold.track(1));
+    expect(signals).toEqual([true]);
+    expect(hold.isFull()).toBe(false);
+    done.slice(0, 10).forEach((d) => d());
+    expect(signals).toEqual([true]);
+    done.slice(10, 16).forEach((d) => d());
+    expect(signals).toEqual([true, false]);
     hold.close();
   });
 });

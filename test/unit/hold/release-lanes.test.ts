@@ -1,6 +1,6 @@
 import { manualClock } from '../../../src/clock';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
-import { createReleaseLanes } from '../../../src/hold/release-lanes';
+import { CATCH_UP_MS, CATCH_UP_PACE, createReleaseLanes } from '../../../src/hold/release-lanes';
 
 const setup = () => {
   const clock = manualClock(1000);
@@ -20,6 +20,8 @@ const setup = () => {
   return { clock, held, sent, evicted, lanes, item, fire };
 };
 
+const at = (sent: string[]): number[] => sent.map((x) => Number(x.split('@')[1]));
+
 describe('when a producer\'s messages become due on time', () => {
   it('sends each at once', () => {
     const t = setup();
@@ -32,18 +34,63 @@ describe('when a producer\'s messages become due on time', () => {
 });
 
 describe('when the process was late and several messages of one producer are due at once', () => {
-  it('spaces them, in order, catching up at most half an interval, even when a later one is due before an earlier one leaves', () => {
+  it('keeps each to its own slot when the slots are an interval apart', () => {
     const t = setup();
-    t.lanes.due('p', 50, t.item('1'));
-    t.lanes.due('p', 50, t.item('2'));
-    t.lanes.due('p', 50, t.item('3'));
+    [1000, 1050, 1100].forEach((slot, i) => t.lanes.due('p', 50, { ...t.item(String(i + 1)), slot }));
+    t.fire();
+    t.fire();
+    expect(t.sent).toEqual(['1@1000', '2@1050', '3@1100']);
+  });
+
+  it('spaces messages due at the same instant in order, at the catch-up pace', () => {
+    const t = setup();
+    ['1', '2', '3'].forEach((id) => t.lanes.due('p', 50, t.item(id)));
     expect(t.sent).toEqual(['1@1000']);
     expect(t.lanes.waiting()).toBe(2);
-    t.fire(200); // very late: 2 leaves now; 3 half an interval after it (the catch-up), then one interval each
-    t.lanes.due('p', 50, t.item('4'));
     t.fire();
     t.fire();
-    expect(t.sent).toEqual(['1@1000', '2@1225', '3@1250', '4@1300']);
+    expect(t.sent.map((x) => x.split('@')[0])).toEqual(['1', '2', '3']);
+    const times = at(t.sent);
+    expect(times[1] - times[0]).toBeCloseTo(50 / CATCH_UP_PACE);
+    expect(times[2] - times[1]).toBeCloseTo(50 / CATCH_UP_PACE);
+  });
+
+  it('when its timer fires late, sends at once what fell due within CATCH_UP_MS and paces the rest, in order', () => {
+    const t = setup();
+    for (let i = 1; i <= 8; i += 1) t.lanes.due('p', 50, t.item(String(i)));
+    t.fire(400);
+    const burst = t.sent.length - 1;
+    expect(burst).toBeGreaterThanOrEqual(2);
+    expect(burst).toBeLessThanOrEqual(Math.floor((CATCH_UP_MS * CATCH_UP_PACE) / 50) + 1);
+    while (t.held.length > 0) t.fire();
+    expect(t.sent.map((x) => x.split('@')[0])).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
+    const times = at(t.sent);
+    // After the burst (whose last left a little after its own instant), one paced interval each.
+    for (let i = burst + 2; i < times.length; i += 1) expect(times[i] - times[i - 1]).toBeCloseTo(50 / CATCH_UP_PACE);
+  });
+
+  it('keeps a message to its own slot when the lane is on time, also when slots are farther apart than the interval (two replicas share a producer)', () => {
+    const t = setup();
+    t.lanes.due('p', 50, { ...t.item('a'), slot: 1000 });
+    t.lanes.due('p', 50, { ...t.item('b'), slot: 1100 }); // the slot between went to the other replica
+    t.fire();
+    expect(t.sent).toEqual(['a@1000', 'b@1100']);
+  });
+
+  it('never sends more than 1.15 × its rate + 1 in any second, however late its timers fire, and catches up with its slots', () => {
+    const t = setup();
+    for (let i = 0; i < 400; i += 1) t.lanes.due('p', 10, { ...t.item(String(i)), slot: 1000 + 10 * i });
+    for (let lateBy = 0; t.held.length > 0; lateBy = (lateBy + 37) % 120) t.fire(lateBy);
+    const times = at(t.sent).sort((a, b) => a - b);
+    let most = 0;
+    for (let i = 0, j = 0; i < times.length; i += 1) {
+      while (times[i] - times[j] >= 1000) j += 1;
+      most = Math.max(most, i - j + 1);
+    }
+    expect(times).toHaveLength(400);
+    expect(most).toBeLessThanOrEqual(1.15 * 100 + 1);
+    // Timers up to 120 ms late cost the producer at most that: the last leaves within it of its slot.
+    expect(times[399] - (1000 + 10 * 399)).toBeLessThanOrEqual(120);
   });
 
   it('does not let timers that fire a little late slow the producer down', () => {
@@ -94,7 +141,9 @@ describe('when more producers than maxIdle pass through, with a slow rule that k
     expect(sent).not.toContain('p9999-again');
     expect(lanes.waiting()).toBe(2);
     lanes.due('busy', hour, item('busy-3'));
-    held.sort((a, b) => a.at - b.at)[0].release();
+    const next = held.sort((a, b) => a.at - b.at)[0];
+    clock.set(next.at);
+    next.release();
     expect(sent.filter((s) => s.startsWith('busy'))).toEqual(['busy-1', 'busy-2']);
   });
 });
@@ -119,7 +168,8 @@ describe('when a rebalance takes partitions away', () => {
     expect(t.lanes.waiting()).toBe(1);
     t.fire();
     t.fire(); // q's head fires with nothing left: nothing is sent
-    expect(t.sent).toEqual(['1@1000', 'q1@1000', '3@1025']);
+    expect(t.sent.map((x) => x.split('@')[0])).toEqual(['1', 'q1', '3']);
+    expect(at(t.sent)[2]).toBeCloseTo(1000 + 50 / CATCH_UP_PACE);
     expect(t.evicted).toEqual([]); // (the owned items were evicted through their own evict, recorded above)
   });
 

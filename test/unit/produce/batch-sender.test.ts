@@ -115,3 +115,24 @@ describe('when a topic accepts less than maxBatchBytes and a request spanning tw
     expect(appended.map((v) => v.split(':')[0]).sort()).toEqual(['1', '2', '4', '5']);
   });
 });
+
+describe('when forwards and parks wait together', () => {
+  it('sends the urgent ones (forwards) first, filling the request with the others, each kind in its order', async () => {
+    const calls: string[][] = [];
+    let release: () => void = () => undefined;
+    const first = new Promise<void>((r) => (release = r));
+    const producer = {
+      sendBatch: async (b: { topicMessages: TopicMessages[] }) => {
+        calls.push(b.topicMessages.flatMap((t) => t.messages.map((m) => `${t.topic}:${String(m.value)}`)));
+        if (calls.length === 1) await first;
+      },
+    };
+    const sender = createBatchSender({ producer, logger, maxBatch: 3 });
+    const sends = [sender.send('tier', msg('p0'))];
+    await new Promise((r) => setImmediate(r)); // p0 is in flight
+    sends.push(sender.send('tier', msg('p1')), sender.send('tier', msg('p2')), sender.send('down', msg('f1'), true), sender.send('down', msg('f2'), true), sender.send('tier', msg('p3')));
+    release();
+    await Promise.all(sends);
+    expect(calls).toEqual([['tier:p0'], ['down:f1', 'down:f2', 'tier:p1'], ['tier:p2', 'tier:p3']]);
+  });
+});
