@@ -19,8 +19,6 @@ export interface HandlerContext {
   stderr: { write(text: string): unknown };
 }
 
-export { secretsOf };
-
 /** Runs a command body with loaded settings and a logger; maps any error to its exit code. */
 export const withConfig = async (
   context: HandlerContext,

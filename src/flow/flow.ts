@@ -69,6 +69,8 @@ export interface Flow {
 }
 
 const RETRY_STALL_MS = 100;
+/** Longest a rebalance step waits for the sends under way to be acknowledged. */
+const SETTLE_MS = 2000;
 
 export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const { clock, metrics } = shared;
@@ -79,6 +81,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const take: TakeDeps = { decider: shared.decider, ruleOf: shared.ruleOf, policy: options.policy, clock };
   const late: { consumer?: GroupConsumer } = {};
   const blockedFor = new Set<BlockReason>();
+  const writesSettled = (): Promise<unknown> => Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS).unref())]);
 
   const again = (item: FlowItem, ack: () => void): void => {
     void takeItems(take, dispatcher, [item], () => ack).then((taken) => {
@@ -96,14 +99,14 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const consumer = createGroupConsumer({
     kafka: options.kafka, groupId: options.groupId, topics: options.topics, tracker, commitIntervalMs: shared.commitIntervalMs,
     partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, clock, metrics, logger, config: options.consumerConfig,
+    // Both wait for the writes under way (at most SETTLE_MS), so the commit that follows covers them.
     async onRebalancing() {
-      // Forward nothing until the join; wait for the writes under way, so the commit that follows covers them.
-      dispatcher.handOver();
-      await Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      dispatcher.handOver(); // forward nothing until the join
+      await writesSettled();
     },
     async onJoin(lost) {
       dispatcher.resume(lost);
-      await Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await writesSettled();
     },
     handoffMs: options.handoffMs ?? 0,
   });

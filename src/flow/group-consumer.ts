@@ -115,7 +115,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
 
   consumer.on(consumer.events.REBALANCING, () => {
     const owned = new Set(owners(assigned));
-    logger.debug('group rebalancing: parking what is held, committing');
+    logger.debug('group rebalancing: forwards held back, committing what was written');
     options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow()).catch(trouble('rebalance hand-over'));
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
