@@ -25,6 +25,14 @@ const stopSignal = new Promise<NodeJS.Signals>((resolve) => {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 });
+// A throw outside any promise (a library's callback) is an internal error: exit 3, not Node's 1.
+// Nothing unacknowledged was committed, so a restart delivers it again.
+const internalError = (error: unknown): never => {
+  process.stderr.write(`sluice: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(3);
+};
+process.on('uncaughtException', internalError);
+process.on('unhandledRejection', internalError);
 const context = { env: process.env, stopSignal, stderr: process.stderr };
 const handlers = {
   run: runHandler(context),
@@ -39,8 +47,5 @@ runCli(process.argv, handlers, { env: process.env, out: process.stdout, err: pro
     // Lingering sockets must not keep a finished command alive.
     setTimeout(() => process.exit(code), 200).unref();
   },
-  (error: unknown) => {
-    process.stderr.write(`sluice: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
-    process.exit(3);
-  },
+  internalError,
 );

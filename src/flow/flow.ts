@@ -84,9 +84,14 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const writesSettled = (): Promise<unknown> => Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS).unref())]);
 
   const again = (item: FlowItem, ack: () => void): void => {
-    void takeItems(take, dispatcher, [item], () => ack).then((taken) => {
-      if (taken.stallUntil !== undefined) dispatcher.dispatch(item, { kind: 'wait', until: Math.max(taken.stallUntil, clock.now() + RETRY_STALL_MS) }, ack);
-    });
+    const retryAt = (until: number): void => dispatcher.dispatch(item, { kind: 'wait', until: Math.max(until, clock.now() + RETRY_STALL_MS) }, ack);
+    takeItems(take, dispatcher, [item], () => ack).then(
+      (taken) => taken.stallUntil !== undefined && retryAt(taken.stallUntil),
+      (error: unknown) => {
+        logger.warn({ err: error, origin: `${item.topic}/${item.partition}/${item.offset}` }, 'deciding a message again failed; it waits and is decided again');
+        retryAt(clock.now());
+      },
+    );
   };
   const dispatcher = createDispatcher({
     hold: shared.hold, lanes: shared.lanes, writer: shared.writer, clock, metrics, logger, tiers: options.policy.tiers, again, report: options.report,

@@ -1,10 +1,19 @@
 /**
- * From one producer's pending counts (per second) to the one usage-add.lua call that writes them
- * at every resolution: the keys touched and their arguments. Pure.
+ * From one producer's pending counts (per second) to the usage-add.lua calls that write them
+ * at every resolution: the keys touched and their arguments. Usually one call; a flush that
+ * touches more than MAX_KEYS_PER_CALL keys (counts that waited across many segments) is split.
+ * Pure.
  */
 import { FIELD_LETTER, USAGE_COUNTERS, type UsageCounts } from './usage-counters';
 import { bucketIndex, segmentExpiresAt, segmentOf, usageFieldName, usageKey } from './usage-keys';
 import type { Resolution } from './resolutions';
+
+/**
+ * The most keys one call carries. ioredis's commands for 1..MAX are all defined when the
+ * recorder starts (usage-script.ts): a command defined while an auto-pipeline is being filled
+ * is missing from that pipeline, and ioredis then throws outside any promise.
+ */
+export const MAX_KEYS_PER_CALL = 8;
 
 /** Counts of one producer by the epoch ms of the second they were counted in. */
 export type PendingCounts = ReadonlyMap<number, UsageCounts>;
@@ -35,15 +44,16 @@ const addUp = (keyPrefix: string, producer: string, resolutions: readonly Resolu
   return byKey;
 };
 
-/** The call for one producer, or undefined when there is nothing to add. */
-export const flushCall = (keyPrefix: string, producer: string, resolutions: readonly Resolution[], pending: PendingCounts): FlushCall | undefined => {
-  const keys: string[] = [];
-  const args: Array<string | number> = [];
+/** The calls for one producer (none when there is nothing to add), each with 1..MAX_KEYS_PER_CALL keys. */
+export const flushCalls = (keyPrefix: string, producer: string, resolutions: readonly Resolution[], pending: PendingCounts): FlushCall[] => {
+  const calls: FlushCall[] = [];
   for (const [key, { expireAt, fields }] of addUp(keyPrefix, producer, resolutions, pending)) {
     if (fields.size === 0) continue;
-    keys.push(key);
-    args.push(expireAt, fields.size);
-    for (const [field, n] of fields) args.push(field, n);
+    let call = calls[calls.length - 1];
+    if (!call || call.keys.length === MAX_KEYS_PER_CALL) calls.push((call = { keys: [], args: [] }));
+    call.keys.push(key);
+    call.args.push(expireAt, fields.size);
+    for (const [field, n] of fields) call.args.push(field, n);
   }
-  return keys.length > 0 ? { keys, args } : undefined;
+  return calls;
 };

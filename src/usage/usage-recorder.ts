@@ -1,7 +1,7 @@
 /**
  * The usage recorder: counts per producer in memory, by the second they happened, and once a
- * second writes each producer's counts at every resolution with ONE script call (usage-add.lua),
- * never a store call per message. All producers' calls of one flush go out together (ioredis
+ * second writes each producer's counts at every resolution with one script call (usage-add.lua;
+ * split only when counts that waited touch more than 8 keys), never a store call per message. All producers' calls of one flush go out together (ioredis
  * auto-pipelining batches them). Memory is bounded: at most `maxPending` (producer, second)
  * cells wait for a flush; counts past it are dropped and reported. A failed call is not retried
  * (it may have run: a retry could count twice); its counts are lost and reported. Errors are
@@ -10,9 +10,9 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock';
 import type { Logger } from '../logger';
-import { flushCall, type PendingCounts } from './flush-plan';
+import { flushCalls, type PendingCounts } from './flush-plan';
 import type { Resolution } from './resolutions';
-import { usageAdd } from './usage-script';
+import { defineUsageCommands, usageAdd } from './usage-script';
 import { USAGE_COUNTERS, type UsageCounter, type UsageCounts, zeroCounts } from './usage-counters';
 
 export interface UsageRecorderOptions {
@@ -52,6 +52,7 @@ const total = (pending: PendingCounts): number => {
 
 export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorder => {
   const { redis, keyPrefix, resolutions, clock, logger, flushIntervalMs = 1000, maxPending = 100_000, errorLogIntervalMs = 60_000 } = options;
+  defineUsageCommands(redis);
   let pending = new Map<string, Map<number, UsageCounts>>();
   let cells = 0;
   const trouble = { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined as unknown, loggedAt: -Infinity };
@@ -81,15 +82,12 @@ export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorde
   };
 
   const send = async (producer: string, counts: PendingCounts): Promise<void> => {
-    const call = flushCall(keyPrefix, producer, resolutions, counts);
-    if (!call) return;
-    try {
-      await usageAdd(redis, call.keys, call.args);
-    } catch (error) {
-      totals.failedCalls += 1;
-      Object.assign(trouble, { failedCalls: trouble.failedCalls + 1, lostCounts: trouble.lostCounts + total(counts), lastError: error });
-      report();
-    }
+    const calls = flushCalls(keyPrefix, producer, resolutions, counts);
+    const failed = (await Promise.allSettled(calls.map((call) => usageAdd(redis, call.keys, call.args)))).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length === 0) return;
+    totals.failedCalls += failed.length;
+    Object.assign(trouble, { failedCalls: trouble.failedCalls + failed.length, lostCounts: trouble.lostCounts + total(counts), lastError: failed[0].reason });
+    report();
   };
 
   const flushBatch = async (): Promise<void> => {

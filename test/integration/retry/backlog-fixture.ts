@@ -13,7 +13,7 @@
  *   records appended to the tier topics;
  * - judgement (pure): lost, duplicates, quota used while backlogged, busiest second, order.
  */
-import { closeSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -192,6 +192,15 @@ export const startReplica = async (s: BacklogScenario, env: Record<string, strin
     },
   };
   return replica;
+};
+
+/** The last `n` lines of a replica's log (to show why it exited when it was not asked to). */
+export const lastLines = (replica: Replica, n = 8): string[] => {
+  try {
+    return readFileSync(replica.log, 'utf8').trimEnd().split('\n').slice(-n);
+  } catch (error) {
+    return [`(no log: ${(error as Error).message})`];
+  }
 };
 
 /** SIGKILLs every replica still running, with its process group (clean-up), and waits until they are gone. */

@@ -21,7 +21,7 @@ import { redisUrl } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';
 import {
   BacklogScenario, busiestBound, createBacklogScenario, deleteScenarioTopics, endAllReplicas, formatJudgement, judgeAll, Offered,
-  offerLoad, OutcomeReader, ProducerJudgement, readOutcome, Replica, startReplica, tierRecords,
+  lastLines, offerLoad, OutcomeReader, ProducerJudgement, readOutcome, Replica, startReplica, tierRecords,
 } from './backlog-fixture';
 
 const kafka = createKafka();
@@ -91,7 +91,9 @@ const settle = async (reader: OutcomeReader, offered: Offered, running: Replica[
   const complete = await reader.accounted(everyValue(offered), offered.startedAt + DRAIN_MS);
   const stops = await Promise.all(running.map((r) => r.stop('SIGTERM')));
   const outcome = await reader.finish();
-  return { complete, stops, outcome };
+  // A replica that exited before it was stopped: its last log lines say why.
+  const unasked = running.flatMap((r, i) => (stops[i].ms < 0 ? [`replica ${r.pid} exited ${stops[i].code} on its own:`, ...lastLines(r).map((l) => `  ${l}`)] : []));
+  return { complete, stops, outcome, unasked };
 };
 
 afterEach(async () => {
@@ -107,7 +109,7 @@ describe.each([
     const running = await replicas(s, n);
     const reader = await readOutcome(kafka, s);
     const offered = await offerLoad(kafkaBrokers(), s.ingress, LOAD);
-    const { complete, stops, outcome } = await settle(reader, offered, running);
+    const { complete, stops, outcome, unasked } = await settle(reader, offered, running);
     const tiers = await tierRecords(kafka, s);
     const js = judgeAll(offered, outcome, () => RATE);
     const parked = Object.values(tiers).reduce((a, b) => a + b, 0);
@@ -120,6 +122,7 @@ describe.each([
       ...js.map((j) => formatJudgement(j, RATE)),
       `tier records ${JSON.stringify(tiers)}; all accounted for within ${DRAIN_MS / 1000} s of the load's start: ${complete}`,
       `stops: ${stops.map((e) => `exit ${e.code} in ${e.ms} ms`).join(', ')}`,
+      ...unasked,
       ...broken.map((b) => `BROKEN: ${b}`),
     ]);
     expect(broken).toEqual([]);
@@ -137,14 +140,17 @@ describe('when a replica joins and another leaves while a producer is backlogged
     const joinedAt = Date.now();
     const left = await first.stop('SIGTERM');
     const offered = await loading;
-    const { complete, stops, outcome } = await settle(reader, offered, [second]);
+    const { complete, stops, outcome, unasked } = await settle(reader, offered, [second]);
     const js = judgeAll(offered, outcome, () => RATE);
+    const broken = violations(js, 2, { quota: false });
     report('a replica joins and one leaves under backlog, queue 60s', [
       ...js.map((j) => formatJudgement(j, RATE)),
       `joined ${((joinedAt - offered.startedAt) / 1000).toFixed(1)} s into the load; the first left with exit ${left.code} in ${left.ms} ms; ` +
         `tier records ${JSON.stringify(await tierRecords(kafka, s))}; all accounted for: ${complete}; last stop: exit ${stops[0].code} in ${stops[0].ms} ms`,
+      ...unasked,
+      ...broken.map((b) => `BROKEN: ${b}`),
     ]);
-    expect(violations(js, 2, { quota: false })).toEqual([]);
+    expect(broken).toEqual([]);
   }, 180_000);
 });
 

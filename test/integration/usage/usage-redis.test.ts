@@ -59,6 +59,28 @@ describe.each(backends)('usage history on %s', (_name, connect) => {
     });
   });
 
+  describe('when one flush writes producers whose counts touch different numbers of keys', () => {
+    it('writes every count (once crashed the process: a command defined while an auto-pipeline filled)', async () => {
+      const resolutions = parseResolutions('1s:10m,1m:48h')!;
+      // the last second of a per-second segment (20 buckets), 30 s ago: the next second is in a new segment
+      const lastOfSegment = (Math.floor((Date.now() - 30_000) / 20_000) * 20 + 19) * 1000;
+      const clock = manualClock(lastOfSegment);
+      const { recorder, totals } = usageHarness(redis, resolutions, clock);
+      const producers = ['one', 'two', 'three'];
+      for (const p of producers) recorder.count(p, 'forwarded', 2);
+      clock.advance(1000);
+      recorder.count('one', 'forwarded', 3); // 'one' now touches 3 keys, the others 2
+      for (let i = 0; i < 12; i += 1) {
+        clock.advance(20_000); // 'many' touches a new segment every time: split over several calls
+        recorder.count('many', 'forwarded', 1);
+      }
+      await recorder.flush();
+      const [perSecond] = resolutions;
+      expect(await Promise.all([...producers, 'many'].map(async (p) => (await totals(p, perSecond)).forwarded))).toEqual([5, 2, 2, 12]);
+      expect(recorder.stats().failedCalls).toBe(0);
+    });
+  });
+
   describe('when the retention is short', () => {
     it('drops buckets from reads past their retention and deletes each segment retention after its last bucket', async () => {
       const [resolution] = parseResolutions('1s:3s')!;

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { manualClock } from '../../../src/clock';
 import { createLogger } from '../../../src/logger';
-import { flushCall } from '../../../src/usage/flush-plan';
+import { flushCalls, MAX_KEYS_PER_CALL } from '../../../src/usage/flush-plan';
 import { bucketRange, readUsage, rowsOf } from '../../../src/usage/read-usage';
 import { parseResolutions } from '../../../src/usage/resolutions';
 import { usageKey } from '../../../src/usage/usage-keys';
@@ -146,16 +146,27 @@ describe('usage history', () => {
   });
 
   describe('the pure parts', () => {
-    it('flushCall gives nothing to write for counts that are all zero', () => {
-      expect(flushCall('p:', 'a', resolutions, new Map([[T0, zeroCounts()]]))).toBeUndefined();
+    it('flushCalls gives nothing to write for counts that are all zero', () => {
+      expect(flushCalls('p:', 'a', resolutions, new Map([[T0, zeroCounts()]]))).toEqual([]);
     });
 
-    it('flushCall sums seconds that share a bucket into one field, and sets each expiry retention past the segment end', () => {
+    it('flushCalls sums seconds that share a bucket into one field, and sets each expiry retention past the segment end', () => {
       const counts = (forwarded: number) => ({ ...zeroCounts(), forwarded });
-      const call = flushCall('p:', 'a', [perMinute], new Map([[T0, counts(2)], [T0 + 1000, counts(3)]]))!;
+      const [call, ...more] = flushCalls('p:', 'a', [perMinute], new Map([[T0, counts(2)], [T0 + 1000, counts(3)]]));
+      expect(more).toEqual([]);
       const segment = Math.floor(T0 / 60_000 / 20);
       expect(call.keys).toEqual([usageKey('p:', 'a', perMinute, segment)]);
       expect(call.args).toEqual([(segment + 1) * 20 * 60_000 + perMinute.retentionMs, 1, `${(T0 / 60_000) % 20}f`, 5]);
+    });
+
+    it('flushCalls splits counts that touch more keys than one call carries, keeping every key and increment once', () => {
+      // one second in each of 20 segments of the per-second resolution (20 buckets each)
+      const pending = new Map(Array.from({ length: 20 }, (_, i) => [T0 + i * 20_000, { ...zeroCounts(), forwarded: i + 1 }] as const));
+      const calls = flushCalls('p:', 'a', [perSecond], pending);
+      expect(calls.map((c) => c.keys.length)).toEqual([MAX_KEYS_PER_CALL, MAX_KEYS_PER_CALL, 20 - 2 * MAX_KEYS_PER_CALL]);
+      expect(new Set(calls.flatMap((c) => c.keys)).size).toBe(20);
+      const increments = calls.flatMap((c) => c.args.filter((_, i, all) => typeof all[i - 1] === 'string'));
+      expect(increments.reduce((a, b) => Number(a) + Number(b), 0)).toBe((20 * 21) / 2);
     });
 
     it('bucketRange covers the last `since`, at least one bucket and at most the retention', () => {
