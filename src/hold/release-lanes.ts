@@ -9,12 +9,15 @@
  *
  * A message leaves on its own slot (the instant the limiter gave it). A lane behind its slots
  * (this process was late: a busy event loop, a slow send, a stall) catches up at CATCH_UP_PACE
- * × the rate until it is on its slots again, so a stall costs the producer nothing in the end
+ * × its own pace (the gap between a message's slot and the previous one's, at least one
+ * interval) until it is on its slots again, so a stall costs the producer nothing in the end
  * and never turns into a burst; and its clock never trails real time by more than
  * CATCH_UP_MS (or half an interval, if longer), so a timer that fires late releases what fell
  * due meanwhile at once instead of one message per late timer (which starved a producer while
  * the process was busy). With two replicas each lane sees every other slot of a producer and
- * keeps to those slots, so together they keep the producer's spacing.
+ * keeps to those slots, so together they keep the producer's spacing; and since each catches up
+ * at 1.04 × its own share (gaps of about two intervals), two lanes late together (a machine-wide
+ * stall) catch up at 1.04 × the producer's rate, not twice that.
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
@@ -55,6 +58,8 @@ export const CATCH_UP_PACE = 1.04;
 interface Lane {
   /** The slot of the lane's last release (ideal time, at most the catch-up window before the actual one). */
   last: number;
+  /** The limiter's slot of the message released last (its pace: the gap to the next one's slot). */
+  lastOwn: number;
   spacingMs: number;
   queue: LaneItem[];
   /** Stamp of its last use: an entry seen by the prune cursor before a later use is stale. */
@@ -64,8 +69,16 @@ interface Lane {
 }
 
 /** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS. */
-const slotOf = (lane: Lane, item: LaneItem, now: number): number =>
-  Math.max(item.slot ?? -Infinity, lane.last + lane.spacingMs / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
+const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
+  const own = item.slot ?? now;
+  const gap = Number.isFinite(lane.lastOwn) ? Math.max(lane.spacingMs, own - lane.lastOwn) : lane.spacingMs;
+  return Math.max(own, lane.last + gap / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
+};
+
+const released = (lane: Lane, item: LaneItem, slot: number): void => {
+  lane.last = slot;
+  lane.lastOwn = item.slot ?? slot;
+};
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
   const lanes = new Map<string, Lane>();
@@ -86,7 +99,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
           if (slot > now + LANE_TOLERANCE_MS) break;
           const head = lane.queue.shift() as LaneItem;
           waiting -= 1;
-          lane.last = slot;
+          released(lane, head, slot);
           head.send();
         }
         if (lane.queue.length > 0) scheduleHead(lane);
@@ -146,7 +159,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (!(spacingMs > 0)) return item.send();
       const now = clock.now();
       item.slot ??= now;
-      const lane = lanes.get(producer) ?? { last: -Infinity, spacingMs, queue: [], used: 0, armed: false };
+      const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false };
       lane.spacingMs = spacingMs;
       lanes.delete(producer);
       prune(now);
@@ -154,7 +167,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (lane.queue.length === 0 && !lane.armed) {
         const slot = slotOf(lane, item, now);
         if (slot <= now + LANE_TOLERANCE_MS) {
-          lane.last = slot;
+          released(lane, item, slot);
           return item.send();
         }
       }

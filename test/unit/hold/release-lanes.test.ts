@@ -93,6 +93,34 @@ describe('when the process was late and several messages of one producer are due
     expect(times[399] - (1000 + 10 * 399)).toBeLessThanOrEqual(120);
   });
 
+  it('with two replicas each holding every other slot, a stall of both catches up at 1.04 × the producer\'s rate, not twice it', () => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const hold = { add: (m: HeldMessage) => void held.push(m) } as never;
+    const times: number[] = [];
+    const replicas = [createReleaseLanes({ hold, clock }), createReleaseLanes({ hold, clock })];
+    // 20/s (interval 50 ms) for 20 s; slot k goes to replica k % 2.
+    for (let k = 0; k < 400; k += 1) replicas[k % 2].due('p', 50, { bytes: 1, send: () => void times.push(clock.now()), evict: () => undefined, slot: 1000 + 50 * k });
+    let stalled = false;
+    while (held.length > 0) {
+      held.sort((a, b) => a.at - b.at);
+      const next = held.shift() as HeldMessage;
+      const lateBy = !stalled && next.at >= 5000 ? 400 : 0; // the machine stalls 400 ms once
+      stalled ||= lateBy > 0;
+      clock.set(Math.max(clock.now(), next.at + lateBy));
+      next.release();
+    }
+    times.sort((a, b) => a - b);
+    let most = 0;
+    for (let i = 0, j = 0; i < times.length; i += 1) {
+      while (times[i] - times[j] >= 1000) j += 1;
+      most = Math.max(most, i - j + 1);
+    }
+    expect(times).toHaveLength(400);
+    expect(most).toBeLessThanOrEqual(1.15 * 20 + 2);
+    expect(times[399] - (1000 + 50 * 399)).toBeLessThanOrEqual(50); // caught up with its slots by the end
+  });
+
   it('does not let timers that fire a little late slow the producer down', () => {
     const t = setup();
     for (let i = 0; i < 21; i += 1) t.lanes.due('p', 50, t.item(String(i)));
