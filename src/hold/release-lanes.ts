@@ -75,6 +75,13 @@ const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
   return Math.max(own, lane.last + gap / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
 };
 
+/**
+ * Whether forgetting an idle lane changes nothing: its next message would leave at its own slot
+ * or at the catch-up floor anyway. (Forgotten sooner, a lane catching up after a stall would
+ * start again from the floor on every message: the whole stall at once.)
+ */
+const expired = (lane: Lane, now: number): boolean => lane.last + lane.spacingMs < now - Math.max(CATCH_UP_MS, lane.spacingMs / 2);
+
 const released = (lane: Lane, item: LaneItem, slot: number): void => {
   lane.last = slot;
   lane.lastOwn = item.slot ?? slot;
@@ -146,7 +153,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     for (let entry = oldest(); entry; entry = oldest()) {
       const { id, lane } = entry;
       const idle = lane.queue.length === 0 && !lane.armed;
-      if (idle && lane.last + lane.spacingMs < now) lanes.delete(id);
+      if (idle && expired(lane, now)) lanes.delete(id);
       else if (lanes.size < maxIdle) return; // room for the lane being used
       else if (idle) lanes.delete(id);
       else if (++moved > 2) return;
