@@ -47,6 +47,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
       ingress: config.topics.ingress,
       downstream: config.topics.downstream,
       parking: [...tiers.map((t) => t.topic), config.topics.deadLetter],
+      deadLetter: config.topics.deadLetter,
       largestTierMs: tiers[tiers.length - 1].delayMs,
       create: config.topics.create,
     }, logger);

@@ -8,13 +8,15 @@
 import { Admin, ConfigResourceTypes } from 'kafkajs';
 import type { Logger } from 'pino';
 import { kafkaErrorOf, SluiceError } from '../errors';
-import { createdTopicConfig, downstreamWarnings, parkTopicProblems, TopicConfig } from './topic-requirements';
+import { createdTopicConfig, downstreamWarnings, parkTopicProblems, parkTopicWarnings, TopicConfig } from './topic-requirements';
 
 export interface TopicPlan {
   ingress: string;
   downstream: string;
   /** Retry tier topics and the dead-letter topic. */
   parking: readonly string[];
+  /** The dead-letter topic (one of `parking`): not read by a tier's delay, so it keeps the writer's timestamps. */
+  deadLetter: string;
   largestTierMs: number;
   create: boolean;
 }
@@ -22,7 +24,7 @@ export interface TopicPlan {
 const readConfigs = async (admin: Admin, topics: readonly string[]): Promise<Map<string, TopicConfig>> => {
   const reply = await admin.describeConfigs({
     includeSynonyms: false,
-    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy', 'retention.ms', 'max.message.bytes'] })),
+    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy', 'retention.ms', 'max.message.bytes', 'message.timestamp.type'] })),
   });
   const out = new Map<string, TopicConfig>();
   for (const resource of reply.resources) {
@@ -31,6 +33,7 @@ const readConfigs = async (admin: Admin, topics: readonly string[]): Promise<Map
       cleanupPolicy: get('cleanup.policy'),
       retentionMs: Number(get('retention.ms')),
       maxMessageBytes: Number(get('max.message.bytes')),
+      timestampType: get('message.timestamp.type'),
     });
   }
   return out;
@@ -62,8 +65,8 @@ const checkTopicsOnce = async (admin: Admin, plan: TopicPlan, logger: Logger): P
   }
   if (missing.length > 0) {
     const partitions = (await partitionCounts(admin, [plan.ingress])).get(plan.ingress) ?? 1;
-    const configEntries = createdTopicConfig(ingressConfig.maxMessageBytes, plan.largestTierMs);
-    await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: partitions, configEntries })) });
+    const configEntriesOf = (topic: string) => createdTopicConfig(ingressConfig.maxMessageBytes, plan.largestTierMs, { tier: topic !== plan.deadLetter });
+    await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: partitions, configEntries: configEntriesOf(topic) })) });
     logger.info({ topics: missing, partitions }, 'created missing retry tier and dead-letter topics');
   }
   const configs = await readConfigs(admin, [plan.downstream, ...plan.parking]);
@@ -73,6 +76,7 @@ const checkTopicsOnce = async (admin: Admin, plan: TopicPlan, logger: Logger): P
   for (const topic of plan.parking) {
     const problems = parkTopicProblems(configs.get(topic) as TopicConfig, ingressConfig.maxMessageBytes, plan.largestTierMs);
     if (problems.length > 0) throw invalid(topic, problems.join('; '));
+    if (topic !== plan.deadLetter) for (const warning of parkTopicWarnings(configs.get(topic) as TopicConfig)) logger.warn({ topic }, `topic ${topic}: ${warning}`);
   }
   return partitionCounts(admin, [plan.ingress, plan.downstream, ...plan.parking]);
 };

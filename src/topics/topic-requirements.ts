@@ -16,6 +16,8 @@ export interface TopicConfig {
   /** -1 means forever. */
   retentionMs: number;
   maxMessageBytes: number;
+  /** message.timestamp.type: CreateTime (the writer's) or LogAppendTime (the broker's). */
+  timestampType: string;
 }
 
 export const parkTopicProblems = (config: TopicConfig, ingressMaxBytes: number, largestTierMs: number): string[] => {
@@ -34,14 +36,21 @@ export const parkTopicProblems = (config: TopicConfig, ingressMaxBytes: number, 
   return problems;
 };
 
+/** A tier read by the timestamp its writer chose lets a writer other than sluice pick when its record is taken. */
+export const parkTopicWarnings = (config: TopicConfig): string[] =>
+  config.timestampType === 'LogAppendTime'
+    ? []
+    : [`message.timestamp.type is ${config.timestampType || 'unknown'}: set LogAppendTime, so a record's tier delay counts from when the broker appended it (and let only sluice write the tier: README "Kafka ACLs")`];
+
 export const downstreamWarnings = (config: TopicConfig, ingressMaxBytes: number): string[] =>
   config.maxMessageBytes < ingressMaxBytes
     ? [`max.message.bytes is ${config.maxMessageBytes}, smaller than ingress's ${ingressMaxBytes}: a large message may end in the dead-letter topic as too-large`]
     : [];
 
-/** The configs a created retry tier or dead-letter topic gets. */
-export const createdTopicConfig = (ingressMaxBytes: number, largestTierMs: number): { name: string; value: string }[] => [
+/** The configs a created retry tier (its delay counts from the broker's append time) or dead-letter topic gets. */
+export const createdTopicConfig = (ingressMaxBytes: number, largestTierMs: number, { tier }: { tier: boolean }): { name: string; value: string }[] => [
   { name: 'cleanup.policy', value: 'delete' },
   { name: 'retention.ms', value: String(createdRetentionMs(largestTierMs)) },
   { name: 'max.message.bytes', value: String(ingressMaxBytes + HEADER_ROOM_BYTES) },
+  ...(tier ? [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] : []),
 ];

@@ -4,9 +4,10 @@
  * message too large for the downstream topic is dead-lettered `too-large`, never skipped.
  */
 import { spawnSync } from 'node:child_process';
-import { CompressionCodecs, CompressionTypes } from 'kafkajs';
+import { CompressionCodecs, CompressionTypes, ConfigResourceTypes } from 'kafkajs';
 import { registerCodecs } from '../../../src/codecs/register-codecs';
 import { createKafka, createTopic, headerValues, waitForMessages } from '../../helpers/kafka';
+import { waitFor } from '../../helpers/wait';
 import { createScenario, missing, Sidecar, startSidecar } from './sidecar-fixture';
 
 const kafka = createKafka();
@@ -76,6 +77,41 @@ describe('when a retry tier exists with compaction', () => {
     const sidecar = startSidecar(scenario);
     expect(await sidecar.exited).toBe(2);
     expect(sidecar.lines.join('\n')).toContain(`topic ${scenario.ingress}.retry.5s: cleanup.policy is \\"compact\\", expected \\"delete\\"`);
+  }, 60_000);
+});
+
+describe('when sluice creates its retry tiers and dead-letter topic', () => {
+  it('gives the tiers the broker\'s append time (their delay counts from it, whatever a writer puts in) and leaves the dead-letter topic the writer\'s', async () => {
+    const scenario = await createScenario(kafka, { quotas });
+    const sidecar = startSidecar(scenario);
+    running.push(sidecar);
+    await sidecar.joined();
+    const topics = [`${scenario.ingress}.retry.5s`, `${scenario.ingress}.retry.1m`, `${scenario.ingress}.dlq`];
+    const admin = kafka.admin();
+    await admin.connect();
+    const { resources } = await admin.describeConfigs({ includeSynonyms: false, resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['message.timestamp.type'] })) });
+    await admin.disconnect();
+    const typeOf = new Map(resources.map((r) => [r.resourceName, r.configEntries.find((e) => e.configName === 'message.timestamp.type')?.configValue]));
+    expect(topics.map((t) => typeOf.get(t))).toEqual(['LogAppendTime', 'LogAppendTime', 'CreateTime']);
+    expect(sidecar.lines.join('\n')).not.toContain('message.timestamp.type is');
+    expect(await sidecar.stop()).toBe(0);
+  }, 60_000);
+
+  it('warns when a tier it did not create keeps the writer\'s timestamps', async () => {
+    const scenario = await createScenario(kafka, { quotas });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ waitForLeaders: true, topics: [{
+      topic: `${scenario.ingress}.retry.5s`,
+      // room for sluice's headers (else the check stops it), and the writer's timestamps
+      configEntries: [{ name: 'max.message.bytes', value: String(2 * 1024 * 1024) }, { name: 'message.timestamp.type', value: 'CreateTime' }],
+    }] });
+    await admin.disconnect();
+    const sidecar = startSidecar(scenario);
+    running.push(sidecar);
+    const warning = `topic ${scenario.ingress}.retry.5s: message.timestamp.type is CreateTime: set LogAppendTime`;
+    await waitFor(() => sidecar.lines.some((l) => l.includes(warning)), { timeoutMs: 30_000, message: () => `the warning; output so far:\n${sidecar.lines.slice(-5).join('\n')}` });
+    expect(await sidecar.stop()).toBe(0);
   }, 60_000);
 });
 

@@ -19,9 +19,10 @@ describe('when a tier message may be taken', () => {
     expect(turnOf({ tier: m1, parkedAt: now, notBefore: now + 60_000 }, now, 0)).toBe(now + 60_000);
   });
 
-  it('is now for a record whose timestamp is more than FUTURE_TOLERANCE_MS ahead of this clock (it does not hold its partition)', () => {
-    expect(turnOf({ tier: m1, parkedAt: now + FUTURE_TOLERANCE_MS + 1, notBefore: now + 3_600_000 }, now, 5000)).toBe(now);
+  it('is at most the tier delay + FUTURE_TOLERANCE_MS away for a record whose timestamp is in the future (it holds its partition no longer than a fresh park)', () => {
+    expect(turnOf({ tier: m1, parkedAt: now + 86_400_000 * 30, notBefore: now + 86_400_000 * 60 }, now, 5000)).toBe(now + FUTURE_TOLERANCE_MS + 60_000);
     expect(turnOf({ tier: m1, parkedAt: now + FUTURE_TOLERANCE_MS, notBefore: now + 3_600_000 }, now, 5000)).toBe(now + FUTURE_TOLERANCE_MS + 60_000);
+    expect(turnOf({ tier: s5, parkedAt: now + 500, notBefore: now + 3_600_000 }, now, 5000)).toBe(now + 5500);
   });
 
   it('is when the tier delay is over for a malformed record (no not-before to read ahead of)', () => {

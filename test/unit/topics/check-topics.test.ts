@@ -9,7 +9,7 @@ import { exitCodeOf, SluiceError } from '../../../src/errors';
 import { createLogger } from '../../../src/logger';
 import { checkTopics } from '../../../src/topics/check-topics';
 
-const plan = { ingress: 'events', downstream: 'events.out', parking: ['events.retry.5s', 'events.dlq'], largestTierMs: 5000, create: false };
+const plan = { ingress: 'events', downstream: 'events.out', parking: ['events.retry.5s', 'events.dlq'], deadLetter: 'events.dlq', largestTierMs: 5000, create: false };
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, done) => done() }) });
 
 const denied = () =>

@@ -1,6 +1,6 @@
-import { createdTopicConfig, downstreamWarnings, parkTopicProblems } from '../../../src/topics/topic-requirements';
+import { parkTopicWarnings, createdTopicConfig, downstreamWarnings, parkTopicProblems } from '../../../src/topics/topic-requirements';
 
-const good = { cleanupPolicy: 'delete', retentionMs: 604_800_000, maxMessageBytes: 1_049_612 };
+const good = { cleanupPolicy: 'delete', retentionMs: 604_800_000, maxMessageBytes: 1_049_612, timestampType: 'LogAppendTime' };
 
 describe('when a retry tier or dead-letter topic is checked', () => {
   it('accepts delete cleanup, a long enough retention and room for sluice headers', () => {
@@ -9,7 +9,7 @@ describe('when a retry tier or dead-letter topic is checked', () => {
   });
 
   it('names each problem with the value found and the value expected', () => {
-    const problems = parkTopicProblems({ cleanupPolicy: 'compact,delete', retentionMs: 3_600_000, maxMessageBytes: 1_048_588 }, 1_048_588, 3_600_000);
+    const problems = parkTopicProblems({ cleanupPolicy: 'compact,delete', retentionMs: 3_600_000, maxMessageBytes: 1_048_588, timestampType: 'CreateTime' }, 1_048_588, 3_600_000);
     expect(problems).toEqual([
       'cleanup.policy is "compact,delete", expected "delete"',
       'retention.ms is 3600000, expected more than the largest retry tier (3600000)',
@@ -26,9 +26,12 @@ describe('when the downstream topic takes smaller messages than ingress', () => 
 });
 
 describe('when sluice creates a parking topic', () => {
-  it('creates it so that it passes its own check', () => {
-    const entries = Object.fromEntries(createdTopicConfig(1_048_588, 3_600_000).map((e) => [e.name, e.value]));
-    const config = { cleanupPolicy: entries['cleanup.policy'], retentionMs: Number(entries['retention.ms']), maxMessageBytes: Number(entries['max.message.bytes']) };
-    expect(parkTopicProblems(config, 1_048_588, 3_600_000)).toEqual([]);
+  it('creates it so that it passes its own check, a tier with the broker\'s append time (no warning) and the dead-letter topic with the writer\'s', () => {
+    for (const tier of [true, false]) {
+      const entries = Object.fromEntries(createdTopicConfig(1_048_588, 3_600_000, { tier }).map((e) => [e.name, e.value]));
+      const config = { cleanupPolicy: entries['cleanup.policy'], retentionMs: Number(entries['retention.ms']), maxMessageBytes: Number(entries['max.message.bytes']), timestampType: entries['message.timestamp.type'] ?? 'CreateTime' };
+      expect(parkTopicProblems(config, 1_048_588, 3_600_000)).toEqual([]);
+      expect(parkTopicWarnings(config)).toHaveLength(tier ? 0 : 1);
+    }
   });
 });
