@@ -76,7 +76,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger });
     const ingress = ingressFlow(config, kafka, pipeline);
     const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
-    const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas });
+    const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender });
     const http = createHttpServer({
       host: config.http.host, port: config.http.port, metricsRegistry: prom.registry, status, logger, secrets, adminToken: config.http.adminToken,
       usage: createUsageQuery({ redis: usageRedis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock }),

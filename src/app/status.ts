@@ -9,6 +9,7 @@ import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ProducerReport, QuotasReport, StatusProvider, StatusReport } from '../http/status-provider';
 import type { LimiterStore } from '../limit/types';
 import type { QuotaEntry } from '../rules';
+import type { Sender } from '../produce/batch-sender';
 import type { QuotaHolder } from './quota-holder';
 
 export interface StatusDeps {
@@ -19,6 +20,8 @@ export interface StatusDeps {
   guarded: GuardedStore;
   store: LimiterStore;
   quotas: QuotaHolder;
+  sender: Pick<Sender, 'failing'>;
+  now?(): number;
 }
 
 const entryView = (entry: QuotaEntry): { match: string } & Record<string, unknown> => ({
@@ -31,8 +34,15 @@ const entryView = (entry: QuotaEntry): { match: string } & Record<string, unknow
 export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
   const { config, guarded } = deps;
   const [ingress, drainer] = deps.flows.map((flow) => flow.consumer);
+  const now = deps.now ?? Date.now;
+  const illness = (): string | undefined => {
+    if (deps.flows.some((flow) => flow.consumer.crashed())) return 'consumer crashed';
+    const stuck = deps.sender.failing().find((t) => now() - t.since >= config.kafka.stuckAfterMs);
+    return stuck && `sends to ${stuck.destination} have failed for ${Math.round((now() - stuck.since) / 1000)} s (${stuck.code})`;
+  };
   return {
-    alive: () => deps.flows.every((flow) => !flow.consumer.crashed()),
+    alive: () => illness() === undefined,
+    illness,
     ready: () => deps.flows.every((flow) => flow.consumer.joined()),
     status(): StatusReport {
       const held = deps.hold.held();
@@ -52,6 +62,7 @@ export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
           { groupId: config.retry.group, joined: drainer.joined(), crashed: drainer.crashed(), topics: config.retry.tiers.map((t) => t.topic), assigned: drainer.assignment() },
         ],
         held,
+        sendErrors: deps.sender.failing().map((t) => ({ destination: t.destination, failingSinceMs: now() - t.since, failures: t.failures, code: t.code, error: t.error })),
       };
     },
     async producer(id): Promise<ProducerReport | undefined> {

@@ -102,7 +102,7 @@ export const createPipeline = (config: Config, deps: {
 }): Pipeline => {
   const { clock } = deps.limiter;
   const flows: Flow[] = [];
-  const sender = createBatchSender({ producer: deps.producer, logger: deps.logger });
+  const sender = createBatchSender({ producer: deps.producer, logger: deps.logger, onError: (destination, code) => deps.metrics.sendError?.(destination, code) });
   const hold = createHoldScheduler({
     clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,
     onPressure: (full) => {

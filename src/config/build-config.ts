@@ -53,6 +53,7 @@ export const buildConfig = (v: FlatValues): Config => {
       ...tlsFiles,
       ...(saslOf(v) ? { sasl: saslOf(v) } : {}),
       connectionTimeoutMs: v['kafka.connectionTimeoutMs'] as number,
+      stuckAfterMs: v['kafka.stuckAfterMs'] as number,
     },
     topics: { ingress: t.ingress, downstream: t.downstream, retry: t.retry, deadLetter: t.deadLetter, create: t.create },
     group: t.group,

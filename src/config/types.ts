@@ -31,6 +31,8 @@ export interface Config {
     readonly sslKey?: string;
     readonly sasl?: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: string };
     readonly connectionTimeoutMs: number;
+    /** How long a destination may fail every send before /healthz fails. */
+    readonly stuckAfterMs: number;
   };
   readonly topics: {
     readonly ingress: string;

@@ -63,7 +63,7 @@ const createRoutes = (options: HttpServerOptions, isShuttingDown: () => boolean)
   const probe = (ok: boolean, reason: string) => answer(ok ? 200 : 503, { status: ok ? 'ok' : reason });
   const exact = (want: string, handler: Handler): Route => (path) => (path === want ? handler : undefined);
   return [
-    exact('/healthz', async () => probe(status.alive(), 'consumer crashed')),
+    exact('/healthz', async () => probe(status.alive(), status.illness?.() ?? 'consumer crashed')),
     exact('/readyz', async () => (isShuttingDown() ? probe(false, 'shutting down') : probe(status.ready(), 'not joined'))),
     exact('/metrics', async () => ({ status: 200, body: await metricsRegistry.metrics(), type: metricsRegistry.contentType })),
     exact('/v1/status', async () => answer(200, await status.status())),

@@ -22,6 +22,8 @@ export interface StatusReport {
   onStoreError: 'local' | 'park' | 'forward';
   groups: GroupStatus[];
   held: { messages: number; bytes: number };
+  /** Topics whose sends fail (retried; their messages wait, nothing is skipped). */
+  sendErrors?: Array<{ destination: string; failingSinceMs: number; failures: number; code: string; error: string }>;
 }
 
 export interface ProducerReport {
@@ -49,8 +51,10 @@ export interface QuotasReport {
 }
 
 export interface StatusProvider {
-  /** false once a consumer has crashed for good: /healthz answers 503. */
+  /** false once a consumer has crashed for good, or a topic has refused every send for kafka.stuckAfterMs: /healthz answers 503. */
   alive(): boolean;
+  /** Why alive() is false (the 503's status), when the provider can say. */
+  illness?(): string | undefined;
   /** true once every consumer has joined its group since start (SIGTERM is the server's). */
   ready(): boolean;
   status(): StatusReport | Promise<StatusReport>;

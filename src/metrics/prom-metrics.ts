@@ -60,6 +60,12 @@ const createInstruments = (registry: Registry) => {
       labelNames: ['group', 'restart'],
       registers,
     }),
+    sendErrors: new Counter({
+      name: 'sluice_send_errors_total',
+      help: 'Failed sends (retried, never skipped) by destination topic and error code.',
+      labelNames: ['destination', 'code'],
+      registers,
+    }),
   };
 };
 
@@ -115,5 +121,6 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
     malformedRetryHeaders: (count) => m.malformed.inc(count),
     quotaReload: (result) => m.quotaReloads.inc({ result }),
     consumerCrash: (group, restart) => m.crashes.inc({ group, restart: String(restart) }),
+    sendError: (destination, code) => m.sendErrors.inc({ destination, code }),
   };
 };

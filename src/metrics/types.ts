@@ -34,6 +34,8 @@ export interface Metrics {
   quotaReload(result: 'ok' | 'error'): void;
   /** a consumer crash; restart false means gone for good. */
   consumerCrash(group: string, restart: boolean): void;
+  /** one failed send to a topic (retried), by the broker's error code or the error's name. */
+  sendError?(destination: string, code: string): void;
 }
 
 /** A Metrics that records nothing, for commands that do not serve /metrics (drain, status). */

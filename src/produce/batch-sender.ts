@@ -1,32 +1,44 @@
 /**
- * One kafkajs producer behind a queue: messages sent in the same tick leave in one
- * `sendBatch` (acks -1), one batch in flight at a time so order is kept. Urgent messages
- * (forwards: they leave on their slot) go first, each request filled up with the others
- * (parks, dead letters): a flood being parked never makes forwards late. Order is kept within
- * each kind, and a destination receives only one kind. Each message gets
- * its own promise: resolved once acknowledged, rejected only with MESSAGE_TOO_LARGE (the
- * broker refused that very message) or when the sender is closed with sends still failing.
- * Other failures are retried with back-off, never dropped: nothing acknowledged is lost and
- * nothing unacknowledged is committed. One request carries at most `maxBatchBytes`
- * (batch-split.ts), so a size refusal means one oversize message, sent alone, and nothing
- * the broker appended is sent twice.
+ * One kafkajs producer behind a queue per destination topic: messages for one topic sent in
+ * the same tick leave in one `sendBatch` (acks -1), one request in flight per topic so order
+ * is kept. Each topic is sent on its own, so a topic that cannot be written (deleted, denied,
+ * refusing a record) holds back only the messages that go to it: the others keep flowing, and
+ * only the source partitions of the stuck messages wait for their commit (CONTRACT.md).
+ * Each message gets its own promise: resolved once acknowledged, rejected only with
+ * MESSAGE_TOO_LARGE (the broker refused that very message) or when the sender is closed with
+ * sends still failing. Other failures are retried with back-off, never dropped: nothing
+ * acknowledged is lost and nothing unacknowledged is committed; each is counted (`onError`)
+ * and the topic is reported failing (`failing()`) until a send to it succeeds. One request
+ * carries at most `maxBatchBytes` (batch-split.ts), so a size refusal means one oversize
+ * message, sent alone, and nothing the broker appended is sent twice.
  */
 import type { Logger } from 'pino';
-import type { Message, TopicMessages } from 'kafkajs';
+import type { Message } from 'kafkajs';
 import { SluiceError } from '../errors';
 import { DEFAULT_MAX_BATCH_BYTES, groupByDestination, messageBytes, takeCount } from './batch-split';
 
 export interface BatchProducer {
-  sendBatch(batch: { topicMessages: TopicMessages[]; acks: number }): Promise<unknown>;
+  sendBatch(batch: { topicMessages: { topic: string; messages: Message[] }[]; acks: number }): Promise<unknown>;
+}
+
+/** A destination whose sends fail: since when (epoch ms), how often, and the last error. */
+export interface SendTrouble {
+  destination: string;
+  since: number;
+  failures: number;
+  code: string;
+  error: string;
 }
 
 export interface Sender {
-  /** Queues one message (`urgent`: ahead of the others); resolves when the broker acknowledged it (acks = all). */
-  send(topic: string, message: Message, urgent?: boolean): Promise<void>;
+  /** Queues one message; resolves when the broker acknowledged it (acks = all). */
+  send(topic: string, message: Message): Promise<void>;
   /** Resolves once everything queued so far has settled. */
   flush(): Promise<void>;
   /** Messages queued or in flight. */
   pending(): number;
+  /** Destinations whose last send failed (retried until one succeeds). */
+  failing(): SendTrouble[];
   /** Stops retrying: sends still failing are rejected. */
   close(): void;
 }
@@ -38,31 +50,45 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-interface Queue {
+interface Destination {
+  topic: string;
   items: Pending[];
+  /** Items before it are taken (a long queue is not copied once per request). */
   head: number;
+  pumping?: Promise<void>;
+  trouble?: SendTrouble;
 }
+
+type ErrorLike = { type?: string; name?: string; message?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
 
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
 /** Whether a kafkajs error (or one it wraps) says the broker refused a message for its size. */
 export const isTooLarge = (error: unknown): boolean => {
-  for (let e = error as { type?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined, depth = 0; e && depth < 5; depth += 1) {
+  for (let e = error as ErrorLike, depth = 0; e && depth < 5; depth += 1) {
     if (e.type && TOO_LARGE.has(e.type)) return true;
     if (Array.isArray(e.errors) && e.errors.some(isTooLarge)) return true;
-    e = (e.cause ?? e.originalError) as typeof e;
+    e = (e.cause ?? e.originalError) as ErrorLike;
   }
   return false;
 };
 
-const groupByTopic = (batch: Pending[]): TopicMessages[] => {
-  const byTopic = new Map<string, Message[]>();
-  for (const { topic, message } of batch) {
-    const list = byTopic.get(topic);
-    if (list) list.push(message);
-    else byTopic.set(topic, [message]);
+/**
+ * A short, bounded label for a failed send: the broker's error code when kafkajs carries one
+ * (`UNKNOWN_TOPIC_OR_PARTITION`, `TOPIC_AUTHORIZATION_FAILED`, …), else the innermost error's name.
+ */
+export const sendErrorCode = (error: unknown): string => {
+  let name = 'Error';
+  for (let e = error as ErrorLike, depth = 0; e && depth < 5; depth += 1) {
+    if (e.type) return e.type;
+    if (Array.isArray(e.errors)) {
+      const typed = e.errors.map(sendErrorCode).find((code) => /^[A-Z_]+$/.test(code));
+      if (typed) return typed;
+    }
+    if (e.name) name = e.name;
+    e = (e.cause ?? e.originalError) as ErrorLike;
   }
-  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+  return name;
 };
 
 export const createBatchSender = ({
@@ -71,6 +97,8 @@ export const createBatchSender = ({
   maxBatch = 2000,
   maxBatchBytes = DEFAULT_MAX_BATCH_BYTES,
   backoffMs = [100, 250, 500, 1000, 2000],
+  onError,
+  now = Date.now,
 }: {
   producer: BatchProducer;
   logger: Logger;
@@ -78,95 +106,92 @@ export const createBatchSender = ({
   /** Bytes one sendBatch may carry in all; keep it below every written topic's max.message.bytes. */
   maxBatchBytes?: number;
   backoffMs?: number[];
+  /** One failed send (retried) to `destination`, with its sendErrorCode. */
+  onError?(destination: string, code: string): void;
+  now?(): number;
 }): Sender => {
-  const urgent: Queue = { items: [], head: 0 };
-  const others: Queue = { items: [], head: 0 };
+  const destinations = new Map<string, Destination>();
   let inFlight = 0;
-  let pumping: Promise<void> | undefined;
   let closed = false;
 
-  const sendOnce = async (batch: Pending[]): Promise<void> => {
-    await producer.sendBatch({ topicMessages: groupByTopic(batch), acks: -1 });
+  const sendOnce = async (topic: string, batch: Pending[]): Promise<void> => {
+    await producer.sendBatch({ topicMessages: [{ topic, messages: batch.map((p) => p.message) }], acks: -1 });
     for (const p of batch) p.resolve();
   };
 
-  const sendWithRetry = async (batch: Pending[]): Promise<void> => {
+  const sendWithRetry = async (d: Destination, batch: Pending[]): Promise<void> => {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await sendOnce(batch);
+        await sendOnce(d.topic, batch);
+        if (d.trouble) logger.info({ destination: d.topic, failures: d.trouble.failures, failingMs: now() - d.trouble.since }, 'sends to the topic succeed again');
+        d.trouble = undefined;
+        return;
       } catch (error) {
-        if (isTooLarge(error)) return splitTooLarge(batch, error);
+        if (isTooLarge(error)) return splitTooLarge(d, batch, error);
+        const code = sendErrorCode(error);
+        d.trouble = { destination: d.topic, since: d.trouble?.since ?? now(), failures: (d.trouble?.failures ?? 0) + 1, code, error: (error as Error)?.message ?? String(error) };
+        onError?.(d.topic, code);
         if (closed) {
           for (const p of batch) p.reject(error);
           return;
         }
         const wait = backoffMs[Math.min(attempt, backoffMs.length - 1)];
-        logger.warn({ err: error, messages: batch.length, retryInMs: wait }, 'send failed; retrying the same batch');
+        logger.warn({ err: error, destination: d.topic, code, messages: batch.length, retryInMs: wait }, 'send failed; retrying the same batch (only this topic waits)');
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
   };
 
-  // Reached with several messages only when a topic's max.message.bytes is below maxBatchBytes
-  // (then a request spanning several partitions may have been appended in part, and a resend
-  // can duplicate: warned). Split by destination first; one destination's batch in halves.
-  const splitTooLarge = async (batch: Pending[], error: unknown): Promise<void> => {
+  // Reached with several messages only when the topic's max.message.bytes is below
+  // maxBatchBytes (then a request spanning several partitions may have been appended in part,
+  // and a resend can duplicate: warned). Split by partition first; one partition's batch in halves.
+  const splitTooLarge = async (d: Destination, batch: Pending[], error: unknown): Promise<void> => {
     if (batch.length === 1) {
       const [p] = batch;
       p.reject(new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
       return;
     }
-    logger.warn({ err: error, messages: batch.length, maxBatchBytes }, 'a send of several messages was refused as too large: a topic\'s max.message.bytes is below maxBatchBytes; resending it split');
+    logger.warn({ err: error, destination: d.topic, messages: batch.length, maxBatchBytes }, 'a send of several messages was refused as too large: the topic\'s max.message.bytes is below maxBatchBytes; resending it split');
     const groups = groupByDestination(batch);
     if (groups.length > 1) {
-      for (const group of groups) await sendWithRetry(group);
+      for (const group of groups) await sendWithRetry(d, group);
       return;
     }
     const half = Math.ceil(batch.length / 2);
-    await sendWithRetry(batch.slice(0, half));
-    await sendWithRetry(batch.slice(half));
+    await sendWithRetry(d, batch.slice(0, half));
+    await sendWithRetry(d, batch.slice(half));
   };
 
   const sizeOf = (p: Pending): number => messageBytes(p.message);
 
-  // Taken from a head index, so a long queue is not copied once per request.
-  const take = (q: Queue, maxCount: number, maxBytes: number, alone: boolean): Pending[] => {
-    let n = takeCount(q.items, q.head, sizeOf, maxCount, maxBytes);
-    if (n === 1 && !alone && sizeOf(q.items[q.head]) > maxBytes) n = 0; // too big to join: it goes alone next time
-    if (n === 0) return [];
-    const batch = q.head === 0 && n === q.items.length ? q.items : q.items.slice(q.head, q.head + n);
-    q.head += n;
-    if (q.head >= q.items.length) {
-      q.items = [];
-      q.head = 0;
+  const take = (d: Destination): Pending[] => {
+    const n = takeCount(d.items, d.head, sizeOf, maxBatch, maxBatchBytes);
+    const batch = d.head === 0 && n === d.items.length ? d.items : d.items.slice(d.head, d.head + n);
+    d.head += n;
+    if (d.head >= d.items.length) {
+      d.items = [];
+      d.head = 0;
     }
     return batch;
   };
-  const waiting = (q: Queue): boolean => q.items.length > q.head;
 
-  const takeBatch = (): Pending[] => {
-    const first = take(urgent, maxBatch, maxBatchBytes, true);
-    if (first.length === 0) return take(others, maxBatch, maxBatchBytes, true);
-    const used = first.reduce((sum, p) => sum + sizeOf(p), 0);
-    if (first.length >= maxBatch || used >= maxBatchBytes) return first;
-    return first.concat(take(others, maxBatch - first.length, maxBatchBytes - used, false));
+  const pump = async (d: Destination): Promise<void> => {
+    while (d.items.length > d.head) await sendWithRetry(d, take(d));
+    d.pumping = undefined;
   };
 
-  const pump = async (): Promise<void> => {
-    while (waiting(urgent) || waiting(others)) await sendWithRetry(takeBatch());
-    pumping = undefined;
-  };
-
-  const schedule = (): void => {
-    if (pumping) return;
-    pumping = new Promise<void>((resolve) => setImmediate(resolve)).then(pump);
+  const destinationOf = (topic: string): Destination => {
+    let d = destinations.get(topic);
+    if (!d) destinations.set(topic, (d = { topic, items: [], head: 0 }));
+    return d;
   };
 
   return {
-    send(topic, message, first = false) {
+    send(topic, message) {
       inFlight += 1;
+      const d = destinationOf(topic);
       const promise = new Promise<void>((resolve, reject) =>
-        (first ? urgent : others).items.push({
+        d.items.push({
           topic,
           message,
           resolve: () => {
@@ -179,13 +204,18 @@ export const createBatchSender = ({
           },
         }),
       );
-      schedule();
+      d.pumping ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => pump(d));
       return promise;
     },
     async flush() {
-      while (pumping) await pumping;
+      for (;;) {
+        const pumping = [...destinations.values()].flatMap((d) => (d.pumping ? [d.pumping] : []));
+        if (pumping.length === 0) return;
+        await Promise.all(pumping);
+      }
     },
     pending: () => inFlight,
+    failing: () => [...destinations.values()].flatMap((d) => (d.trouble ? [{ ...d.trouble }] : [])),
     close() {
       closed = true;
     },

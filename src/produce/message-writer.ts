@@ -12,7 +12,7 @@ import { chooseTier, Tier } from '../park/tiers';
 import type { Sender } from './batch-sender';
 
 export interface MessageWriter {
-  /** Downstream, ahead of parks and dead letters (it leaves on its slot); resolves once acknowledged. */
+  /** Downstream (it leaves on its slot); resolves once acknowledged. */
   forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<void>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
@@ -41,7 +41,7 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
         value: content.value,
         headers: forwardHeaders(content.headers, waitedMs, attempt),
         timestamp,
-      }, true);
+      });
     },
     async park(content, info, tier) {
       const now = clock.now();

@@ -51,6 +51,7 @@ equal to the schema; a key in .Values.config that is not here stops the render.
 {{- $_ := set $names "kafka.sasl.username" "SLUICE_KAFKA_SASL_USERNAME" }}
 {{- $_ := set $names "kafka.sasl.password" "SLUICE_KAFKA_SASL_PASSWORD" }}
 {{- $_ := set $names "kafka.connectionTimeoutMs" "SLUICE_KAFKA_CONNECTION_TIMEOUT_MS" }}
+{{- $_ := set $names "kafka.stuckAfterMs" "SLUICE_KAFKA_STUCK_AFTER_MS" }}
 {{- $_ := set $names "topics.ingress" "SLUICE_INGRESS_TOPIC" }}
 {{- $_ := set $names "topics.downstream" "SLUICE_DOWNSTREAM_TOPIC" }}
 {{- $_ := set $names "topics.retry" "SLUICE_RETRY_TOPIC" }}

@@ -1,5 +1,6 @@
 import { createStatusProvider, type StatusDeps } from '../../../src/app/status';
 import type { Flow } from '../../../src/flow/flow';
+import type { SendTrouble } from '../../../src/produce/batch-sender';
 
 interface ConsumerState {
   crashed?: boolean;
@@ -11,8 +12,11 @@ interface ConsumerState {
 const flow = ({ crashed = false, joined = true }: ConsumerState = {}): Flow =>
   ({ consumer: { crashed: () => crashed, joined: () => joined, assignment: () => [] } }) as unknown as Flow;
 
-const provider = (ingress: ConsumerState = {}, drainer: ConsumerState = {}) =>
-  createStatusProvider({ flows: [flow(ingress), flow(drainer)] } as unknown as StatusDeps);
+const stuckAfterMs = 300_000;
+const provider = (ingress: ConsumerState = {}, drainer: ConsumerState = {}, failing: SendTrouble[] = [], now = 1_000_000) =>
+  createStatusProvider({ config: { kafka: { stuckAfterMs } }, flows: [flow(ingress), flow(drainer)], sender: { failing: () => failing }, now: () => now } as unknown as StatusDeps);
+
+const trouble = (since: number): SendTrouble => ({ destination: 'out', since, failures: 9, code: 'TOPIC_AUTHORIZATION_FAILED', error: 'denied' });
 
 describe('liveness (/healthz)', () => {
   it('is alive while neither consumer has crashed for good', () => {
@@ -25,6 +29,14 @@ describe('liveness (/healthz)', () => {
 
   it('is not alive once the drainer of the retry tiers crashed for good', () => {
     expect(provider({}, { crashed: true }).alive()).toBe(false);
+  });
+
+  it('is not alive once a topic has refused every send for kafka.stuckAfterMs, and says which', () => {
+    const now = 1_000_000;
+    expect(provider({}, {}, [trouble(now - stuckAfterMs + 1)], now).alive()).toBe(true);
+    const stuck = provider({}, {}, [trouble(now - stuckAfterMs)], now);
+    expect(stuck.alive()).toBe(false);
+    expect(stuck.illness?.()).toBe('sends to out have failed for 300 s (TOPIC_AUTHORIZATION_FAILED)');
   });
 
   it('is alive before either consumer has joined its group', () => {
@@ -53,11 +65,14 @@ describe('status (/v1/status)', () => {
       flows,
       hold: { held: () => ({ messages: 2, bytes: 30 }) },
       guarded: { failures: () => 0, fallbackActive: () => false },
+      sender: { failing: () => [trouble(990_000)] },
+      now: () => 1_000_000,
     } as unknown as StatusDeps).status();
     expect(status.groups).toEqual([
       { groupId: 'g', joined: true, crashed: false, topics: ['in'], assigned: assigned('in') },
       { groupId: 'g.retry', joined: false, crashed: true, topics: ['in.retry.5s'], assigned: assigned('in.retry.5s') },
     ]);
     expect(status.held).toEqual({ messages: 2, bytes: 30 });
+    expect(status.sendErrors).toEqual([{ destination: 'out', failingSinceMs: 10_000, failures: 9, code: 'TOPIC_AUTHORIZATION_FAILED', error: 'denied' }]);
   });
 });

@@ -1,18 +1,17 @@
 import pino from 'pino';
 import type { TopicMessages } from 'kafkajs';
-import { createBatchSender, isTooLarge } from '../../../src/produce/batch-sender';
+import { createBatchSender, isTooLarge, sendErrorCode } from '../../../src/produce/batch-sender';
 
 const logger = pino({ level: 'silent' });
 const msg = (v: string) => ({ key: null, value: v });
 
 describe('when several messages are sent in one tick', () => {
-  it('sends them in one sendBatch with acks -1, in order, and resolves each', async () => {
-    const calls: { topicMessages: TopicMessages[]; acks: number }[] = [];
+  it('sends each topic\'s in one sendBatch with acks -1, in order, and resolves each', async () => {
+    const calls: { topicMessages: { topic: string; messages: unknown[] }[]; acks: number }[] = [];
     const sender = createBatchSender({ producer: { sendBatch: async (b) => calls.push(b) }, logger });
     await Promise.all([sender.send('a', msg('1')), sender.send('b', msg('2')), sender.send('a', msg('3'))]);
-    expect(calls).toHaveLength(1);
-    expect(calls[0].acks).toBe(-1);
-    expect(calls[0].topicMessages).toEqual([
+    expect(calls.map((c) => c.acks)).toEqual([-1, -1]);
+    expect(calls.flatMap((c) => c.topicMessages)).toEqual([
       { topic: 'a', messages: [msg('1'), msg('3')] },
       { topic: 'b', messages: [msg('2')] },
     ]);
@@ -116,23 +115,41 @@ describe('when a topic accepts less than maxBatchBytes and a request spanning tw
   });
 });
 
-describe('when forwards and parks wait together', () => {
-  it('sends the urgent ones (forwards) first, filling the request with the others, each kind in its order', async () => {
-    const calls: string[][] = [];
-    let release: () => void = () => undefined;
-    const first = new Promise<void>((r) => (release = r));
+describe('when one topic refuses every send (deleted, denied)', () => {
+  it('keeps sending to the other topics, retries the refused messages in order, counts each failure, reports the topic failing until a send succeeds', async () => {
+    let broken = true;
+    const appended: string[] = [];
     const producer = {
-      sendBatch: async (b: { topicMessages: TopicMessages[] }) => {
-        calls.push(b.topicMessages.flatMap((t) => t.messages.map((m) => `${t.topic}:${String(m.value)}`)));
-        if (calls.length === 1) await first;
+      sendBatch: async (b: { topicMessages: { topic: string; messages: { value: unknown }[] }[] }) => {
+        for (const { topic, messages } of b.topicMessages) {
+          if (topic === 'gone' && broken) throw Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+          appended.push(...messages.map((m) => `${topic}:${String(m.value)}`));
+        }
       },
     };
-    const sender = createBatchSender({ producer, logger, maxBatch: 3 });
-    const sends = [sender.send('tier', msg('p0'))];
-    await new Promise((r) => setImmediate(r)); // p0 is in flight
-    sends.push(sender.send('tier', msg('p1')), sender.send('tier', msg('p2')), sender.send('down', msg('f1'), true), sender.send('down', msg('f2'), true), sender.send('tier', msg('p3')));
-    release();
-    await Promise.all(sends);
-    expect(calls).toEqual([['tier:p0'], ['down:f1', 'down:f2', 'tier:p1'], ['tier:p2', 'tier:p3']]);
+    const errors: string[] = [];
+    let clock = 1000;
+    const sender = createBatchSender({ producer, logger, backoffMs: [5], onError: (d, code) => errors.push(`${d} ${code}`), now: () => clock });
+    const gone = [sender.send('gone', msg('g1')), sender.send('gone', msg('g2'))];
+    await Promise.all([sender.send('down', msg('f1')), sender.send('tier', msg('p1'))]);
+    await new Promise((r) => setTimeout(r, 30));
+    const late = sender.send('gone', msg('g3'));
+    await Promise.all([sender.send('down', msg('f2'))]);
+    expect(appended).toEqual(['down:f1', 'tier:p1', 'down:f2']);
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(errors)).toEqual(new Set(['gone UNKNOWN_TOPIC_OR_PARTITION']));
+    clock = 61_000;
+    expect(sender.failing()).toEqual([{ destination: 'gone', since: 1000, failures: errors.length, code: 'UNKNOWN_TOPIC_OR_PARTITION', error: expect.stringContaining('does not host') }]);
+    expect(sender.pending()).toBe(3);
+    broken = false;
+    await Promise.all([...gone, late]);
+    expect(appended.filter((v) => v.startsWith('gone'))).toEqual(['gone:g1', 'gone:g2', 'gone:g3']);
+    expect(sender.failing()).toEqual([]);
+  });
+
+  it('names the error by the broker\'s code when kafkajs wraps one, else by the error\'s name', () => {
+    expect(sendErrorCode({ name: 'KafkaJSNumberOfRetriesExceeded', cause: { name: 'KafkaJSProtocolError', type: 'TOPIC_AUTHORIZATION_FAILED' } })).toBe('TOPIC_AUTHORIZATION_FAILED');
+    expect(sendErrorCode({ name: 'KafkaJSAggregateError', errors: [{ name: 'KafkaJSProtocolError', type: 'INVALID_RECORD' }] })).toBe('INVALID_RECORD');
+    expect(sendErrorCode({ name: 'KafkaJSNumberOfRetriesExceeded', cause: { name: 'KafkaJSConnectionError' } })).toBe('KafkaJSConnectionError');
   });
 });
