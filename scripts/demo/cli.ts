@@ -18,6 +18,7 @@ import { liveTable, plainLines, redraw, summaryTable, usageLines } from './demo-
 import type { UsageAnswer } from '../../src/usage';
 import { type Load, startLoad } from './load';
 import { startSidecar, type Sidecar } from './sidecar-process';
+import { createTopicsWithLeaders } from '../../src/topics/create-topics';
 
 const root = resolve(__dirname, '../..');
 const say = (text: string): void => void process.stdout.write(`${text}\n`);
@@ -29,7 +30,7 @@ const state = { interrupted: false };
 /** Demo topics (deleted at the end with the tiers, dead-letter topic and groups sluice made for them). */
 const createDemoTopics = async (admin: Admin, run: string, cleanups: Cleanups) => {
   const topics = { ingress: `${run}.in`, downstream: `${run}.out` };
-  await admin.createTopics({ waitForLeaders: true, topics: Object.values(topics).map((topic) => ({ topic, numPartitions: DEMO.partitions })) });
+  await createTopicsWithLeaders(admin, Object.values(topics).map((topic) => ({ topic, numPartitions: DEMO.partitions })));
   cleanups.unshift(async () => {
     const mine = (await admin.listTopics()).filter((t) => t.startsWith(run));
     await admin.deleteTopics({ topics: mine });

@@ -8,6 +8,7 @@
 import { Admin, ConfigResourceTypes } from 'kafkajs';
 import type { Logger } from 'pino';
 import { kafkaErrorOf, SluiceError } from '../errors';
+import { createTopicsWithLeaders } from './create-topics';
 import { createdTopicConfig, downstreamWarnings, parkTopicProblems, parkTopicWarnings, TopicConfig } from './topic-requirements';
 
 export interface TopicPlan {
@@ -66,7 +67,7 @@ const checkTopicsOnce = async (admin: Admin, plan: TopicPlan, logger: Logger): P
   if (missing.length > 0) {
     const partitions = (await partitionCounts(admin, [plan.ingress])).get(plan.ingress) ?? 1;
     const configEntriesOf = (topic: string) => createdTopicConfig(ingressConfig.maxMessageBytes, plan.largestTierMs, { tier: topic !== plan.deadLetter });
-    await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: partitions, configEntries: configEntriesOf(topic) })) });
+    await createTopicsWithLeaders(admin, missing.map((topic) => ({ topic, numPartitions: partitions, configEntries: configEntriesOf(topic) })));
     logger.info({ topics: missing, partitions }, 'created missing retry tier and dead-letter topics');
   }
   const configs = await readConfigs(admin, [plan.downstream, ...plan.parking]);

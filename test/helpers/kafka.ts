@@ -11,6 +11,7 @@
  */
 import { IHeaders, ITopicConfig, Kafka, KafkaConfig, logLevel, Message, Partitioners, ProducerConfig, RecordMetadata } from 'kafkajs';
 import { randomGroupId, randomName, randomTopicName } from './names';
+import { createTopicsWithLeaders } from '../../src/topics/create-topics';
 import { waitFor } from './wait';
 
 export const kafkaBrokers = (): string[] => {
@@ -40,10 +41,7 @@ export const createTopics = async (kafka: Kafka, count: number, options: TopicOp
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: topics.map((topic) => ({ topic, numPartitions: options.partitions ?? 1, configEntries: options.configEntries })),
-    });
+    await createTopicsWithLeaders(admin, topics.map((topic) => ({ topic, numPartitions: options.partitions ?? 1, configEntries: options.configEntries })));
   } finally {
     await admin.disconnect();
   }

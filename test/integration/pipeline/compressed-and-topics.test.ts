@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { CompressionCodecs, CompressionTypes, ConfigResourceTypes } from 'kafkajs';
 import { registerCodecs } from '../../../src/codecs/register-codecs';
+import { createTopicsWithLeaders } from '../../../src/topics/create-topics';
 import { createKafka, createTopic, headerValues, waitForMessages } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';
 import { createScenario, missing, Sidecar, startSidecar } from './sidecar-fixture';
@@ -72,7 +73,7 @@ describe('when a retry tier exists with compaction', () => {
     const scenario = await createScenario(kafka, { quotas });
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: `${scenario.ingress}.retry.5s`, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] });
+    await createTopicsWithLeaders(admin, [{ topic: `${scenario.ingress}.retry.5s`, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }]);
     await admin.disconnect();
     const sidecar = startSidecar(scenario);
     expect(await sidecar.exited).toBe(2);
@@ -101,11 +102,11 @@ describe('when sluice creates its retry tiers and dead-letter topic', () => {
     const scenario = await createScenario(kafka, { quotas });
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ waitForLeaders: true, topics: [{
+    await createTopicsWithLeaders(admin, [{
       topic: `${scenario.ingress}.retry.5s`,
       // room for sluice's headers (else the check stops it), and the writer's timestamps
       configEntries: [{ name: 'max.message.bytes', value: String(2 * 1024 * 1024) }, { name: 'message.timestamp.type', value: 'CreateTime' }],
-    }] });
+    }]);
     await admin.disconnect();
     const sidecar = startSidecar(scenario);
     running.push(sidecar);

@@ -6,6 +6,7 @@
  * is back the message is dead-lettered and /healthz recovers. Real sluice, broker and Redis.
  */
 import '../../helpers/processes';
+import { createTopicsWithLeaders } from '../../../src/topics/create-topics';
 import { createKafka, createTopic, produce, waitForMessages } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';
 import { freePort } from '../retry/backlog-fixture';
@@ -56,7 +57,7 @@ describe('when the dead-letter topic is deleted under a running sidecar', () => 
       await produce(kafka, scenario.ingress, [{ value: 'later', headers: big }]);
       await waitForMessages(kafka, downstream, 3, { timeoutMs: 30_000 });
 
-      await admin.createTopics({ waitForLeaders: true, topics: [{ topic: deadLetter, configEntries: [{ name: 'max.message.bytes', value: String(2 * 1024 * 1024) }] }] });
+      await createTopicsWithLeaders(admin, [{ topic: deadLetter, configEntries: [{ name: 'max.message.bytes', value: String(2 * 1024 * 1024) }] }]);
       const dead = await waitForMessages(kafka, deadLetter, 1, { timeoutMs: 60_000 });
       expect(String(dead[0].value).startsWith('huge:')).toBe(true);
       await waitFor(async () => (await get(port, '/healthz')).status === 200, { timeoutMs: 30_000, message: '/healthz to recover' });

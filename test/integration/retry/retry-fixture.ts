@@ -31,6 +31,7 @@ import { parkMessage } from '../../../src/park/park-message';
 import { loadQuotas, resolveRule } from '../../../src/rules';
 import { createKafka, produce } from '../../helpers/kafka';
 import { randomGroupId, randomKeyPrefix, randomTopicName } from '../../helpers/names';
+import { createTopicsWithLeaders } from '../../../src/topics/create-topics';
 
 /** The sidecar's drainer of the retry tiers, built as `sluice run` builds it. */
 export interface Drainer {
@@ -65,10 +66,7 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
   const topics = [`${base}.down`, `${base}.retry.1s`, `${base}.retry.3s`, `${base}.dlq`];
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: topics.map((topic, i) => ({ topic, numPartitions: 2, configEntries: i === 0 ? [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] : [] })),
-  });
+  await createTopicsWithLeaders(admin, topics.map((topic, i) => ({ topic, numPartitions: 2, configEntries: i === 0 ? [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] : [] })));
   await admin.disconnect();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-retry-'));
   writeFileSync(join(dir, 'quotas.yaml'), quotas);
