@@ -15,6 +15,7 @@
  * Failures list every measured number; a summary of each run goes to stderr either way.
  */
 import '../../helpers/processes';
+import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { createKafka, kafkaBrokers } from '../../helpers/kafka';
 import { redisUrl } from '../../helpers/redis';
@@ -162,9 +163,10 @@ describe('when two replicas are SIGTERMed within 10 ms of each other under load'
     const loading = offerLoad(kafkaBrokers(), s.ingress, LOAD);
     // Held and parked: about half-way through the load.
     await waitFor(async () => (await tierTotal(s)) >= 150, { timeoutMs: 30_000, intervalMs: 250, message: 'a parked backlog (150 tier records)' });
+    // One kill(1) sends both: microseconds apart, even when this test's own process is slowed
+    // down by the load it measures (two child.kill calls were once 14 ms apart in CI).
     const signalledAt = Date.now();
-    for (const r of pair) r.signal('SIGTERM');
-    const apartMs = Date.now() - signalledAt;
+    execFileSync('kill', ['-TERM', ...pair.map((r) => String(r.pid))]);
     const exits = await Promise.all(pair.map((r) => r.exit(20_000)));
     const offered = await loading;
     const restarted = await replicas(s, 1);
@@ -172,7 +174,7 @@ describe('when two replicas are SIGTERMed within 10 ms of each other under load'
     const js = judgeAll(offered, outcome, () => RATE);
     const stopLines = exits.map((e, i) => `replica ${i + 1}: exit ${e.code} ${e.at - signalledAt} ms after SIGTERM`);
     report('two replicas SIGTERMed together under load, queue 60s', [
-      `signals ${apartMs} ms apart, ${((signalledAt - offered.startedAt) / 1000).toFixed(1)} s into the load; ${stopLines.join('; ')}`,
+      `both signalled by one kill(1) ${((signalledAt - offered.startedAt) / 1000).toFixed(1)} s into the load; ${stopLines.join('; ')}`,
       ...js.map((j) => formatJudgement(j, RATE)),
       `all accounted for after the restart: ${complete}`,
     ]);
@@ -181,7 +183,6 @@ describe('when two replicas are SIGTERMed within 10 ms of each other under load'
       if (j.lost > 0) broken.push(`${j.id}: ${j.lost} of ${j.offered} lost`);
       if (j.duplicates > 0) broken.push(`${j.id}: ${j.duplicates} duplicates downstream (a clean stop leaves none)`);
     }
-    expect(apartMs).toBeLessThanOrEqual(10);
     expect(broken).toEqual([]);
   }, 180_000);
 });
