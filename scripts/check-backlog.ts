@@ -17,7 +17,6 @@
  * --hold-max-ms N (default: sluice's own defaults). Services: SLUICE_KAFKA_BROKERS and
  * SLUICE_REDIS_URL, else what `npm run services -- up` prints.
  */
-import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +26,7 @@ import {
   busiestBound, createBacklogScenario, deleteScenarioTopics, endAllReplicas, formatJudgement, judgeAll, offerLoad, readOutcome,
   Replica, startReplica, tierRecords,
 } from '../test/integration/retry/backlog-fixture';
+import { commitOf } from './commit-of';
 
 const { values: args } = parseArgs({
   options: {
@@ -104,15 +104,6 @@ const runCase = async (services: { brokers: string; redisUrl: string }, queue: s
   }
 };
 
-const commitOf = (dir: string): string => {
-  try {
-    const head = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--', 'src'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${head}${dirty ? ' + uncommitted src changes' : ''}`;
-  } catch {
-    return 'not a git work tree';
-  }
-};
 
 const main = async (): Promise<number> => {
   const services = servicesEnv(process.env);

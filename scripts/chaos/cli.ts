@@ -17,7 +17,6 @@
  * scenario (services did not start, a scenario threw, unknown scenario name). Replica and
  * service logs stay in the run directory printed at the start and the end.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,6 +28,7 @@ import type { Ctx } from './harness';
 import { errorRow, markdownTable, Row, rowLines, toRows } from './report';
 import { SCENARIOS } from './scenarios';
 import { killServicesNow, Services, startServices, stopServices } from './services';
+import { commitOf } from '../commit-of';
 
 const ROOT = resolve(__dirname, '../..');
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -45,15 +45,6 @@ const dropSluiceSettings = (): string[] => {
   return dropped;
 };
 
-const commitOf = (dir: string): string => {
-  try {
-    const head = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['-C', dir, 'status', '--porcelain', '--', 'src'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    return `${head}${dirty ? ' + uncommitted src changes' : ''}`;
-  } catch {
-    return 'not a git work tree';
-  }
-};
 
 const withTimeout = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
   let timer: NodeJS.Timeout | undefined;

@@ -16,7 +16,7 @@ import { consumeAll, headerValues } from '../../test/helpers/kafka';
 import { busiestBound, judgeAll, Offered, offerLoad, readOutcome } from '../../test/integration/retry/backlog-fixture';
 import { setMaxMessageBytes, sleep } from './faults';
 import { cpuMs, fmtLive, fmtSettled, fmtTotals, mergeOffered, open, quotaFile, replicas, Scenario, settle, TIER_SETTINGS, totals, up } from './harness';
-import { offerManyIds, offerWithHeaders, sendOne } from './load';
+import { offerManyIds, sendOne } from './load';
 import { healthz, labelValues, metricSum, metricsText, samples } from './probes';
 import { RATE } from './scenarios-stop';
 
@@ -96,7 +96,7 @@ export const forgedHeaders: Scenario = {
     const running = await replicas(s, 1);
     const [replica] = running;
     const reader = await readOutcome(ctx.kafka, s);
-    const offered = await offerWithHeaders(ctx.brokers, s.ingress, [{ id: 'forger', perSecond: 2 * RATE, seconds: 6, keys: 2, headers: () => FORGED }]);
+    const offered = await offerLoad(ctx.brokers, s.ingress, [{ id: 'forger', perSecond: 2 * RATE, seconds: 6, keys: 2, headers: () => FORGED }]);
     let dropped = Number.NaN;
     const st = await settle(ctx, s, reader, offered, running, offered.startedAt + 90_000, async () => {
       dropped = metricSum(await metricsText(replica?.port as number).catch(() => ''), 'sluice_forged_headers_dropped_total');

@@ -17,7 +17,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'n
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Kafka, logLevel, Message, Partitioners } from 'kafkajs';
+import { IHeaders, Kafka, logLevel, Message, Partitioners } from 'kafkajs';
 import { createTopic } from '../../helpers/kafka';
 import { killOwned, Owned, spawnOwned, stopAllOwned } from '../../helpers/owned-processes';
 import { randomGroupId, randomKeyPrefix, randomName } from '../../helpers/names';
@@ -216,6 +216,8 @@ export interface Offer {
   seconds: number;
   /** Keys `<id>-<seq mod keys>`; 1 (default): every message keyed `<id>`, so one partition and one order. */
   keys?: number;
+  /** Headers besides `producer-id` for message `seq` (the chaos suite's forged ones). */
+  headers?(seq: number): IHeaders;
 }
 
 export interface Offered {
@@ -251,7 +253,7 @@ export const offerLoad = async (brokers: string[], topic: string, offers: readon
         const due = Math.min(total, Math.round((tick * o.perSecond) / 10));
         const messages: Message[] = [];
         for (; seq < due; seq += 1) {
-          messages.push({ key: keyOf(o, seq), value: `${o.id}:${seq}`, headers: { 'producer-id': o.id } });
+          messages.push({ key: keyOf(o, seq), value: `${o.id}:${seq}`, headers: { 'producer-id': o.id, ...o.headers?.(seq) } });
         }
         if (messages.length > 0) {
           await producer.send({ topic, messages, acks: -1 });
