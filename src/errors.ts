@@ -34,20 +34,31 @@ export class SluiceError extends Error {
   }
 }
 
-/** The errors an error wraps: its cause, and the errors of an aggregate (kafkajs's too). */
-const innerErrors = (error: Error): unknown[] => [error.cause, ...((error as { errors?: unknown[] }).errors ?? [])];
+/** The errors an error wraps: its cause, kafkajs's originalError, and the errors of an aggregate (kafkajs's too). */
+const innerErrors = (error: Error): unknown[] => {
+  const { originalError, errors } = error as { originalError?: unknown; errors?: unknown[] };
+  return [error.cause, originalError, ...(errors ?? [])];
+};
 
-/** Walks an error and what it wraps, at most 5 deep. */
-const findInChain = <T>(error: unknown, pick: (error: Error) => T | undefined, depth = 0): T | undefined => {
-  if (!(error instanceof Error) || depth > 5) return undefined;
-  const found = pick(error);
-  if (found !== undefined) return found;
-  for (const inner of innerErrors(error)) {
-    const deeper = findInChain(inner, pick, depth + 1);
-    if (deeper !== undefined) return deeper;
+/** An error and what it wraps, depth first, at most 5 deep. */
+export const errorChain = (error: unknown, depth = 0): Error[] =>
+  !(error instanceof Error) || depth > 5 ? [] : [error, ...innerErrors(error).flatMap((inner) => errorChain(inner, depth + 1))];
+
+/** The first of the chain `pick` finds something in. */
+const findInChain = <T>(error: unknown, pick: (error: Error) => T | undefined): T | undefined => {
+  for (const e of errorChain(error)) {
+    const found = pick(e);
+    if (found !== undefined) return found;
   }
   return undefined;
 };
+
+/** The broker's error code a kafkajs error carries somewhere in its chain (`UNKNOWN_TOPIC_OR_PARTITION`, …). */
+export const brokerErrorType = (error: unknown): string | undefined =>
+  findInChain(error, (e) => {
+    const { type } = e as { type?: unknown };
+    return typeof type === 'string' ? type : undefined;
+  });
 
 /** A kafkajs error (KafkaJSError and its kinds), by name: this file does not import kafkajs. */
 export const isKafkaError = (error: unknown): boolean => findInChain(error, (e) => (e.name.startsWith('KafkaJS') ? true : undefined)) === true;
@@ -65,10 +76,7 @@ const TOPIC_PROBLEMS = new Set([
  */
 export const kafkaErrorOf = (doing: string, error: unknown): unknown => {
   if (error instanceof SluiceError || !isKafkaError(error)) return error;
-  const type = findInChain(error, (e) => {
-    const { type: found } = e as { type?: unknown };
-    return typeof found === 'string' ? found : undefined;
-  });
+  const type = brokerErrorType(error);
   const code: ErrorCode = type !== undefined && TOPIC_PROBLEMS.has(type) ? 'TOPIC_INVALID' : 'KAFKA_UNREACHABLE';
   const message = `${doing}: ${(error as Error).message}${type !== undefined ? ` (${type})` : ''}`;
   return new SluiceError(code, message, { cause: error, retriable: code === 'KAFKA_UNREACHABLE' });

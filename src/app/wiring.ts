@@ -16,7 +16,7 @@ import { createStoreClock, type StoreClock } from '../decide/store-clock';
 import type { RuleView } from '../decide/verdict';
 import type { SourceOptions } from '../flow/batch-handler';
 import type { Outcome } from '../flow/dispatch';
-import { createFlow, type Flow, type FlowShared } from '../flow/flow';
+import { type BlockReason, createFlow, type Flow, type FlowShared } from '../flow/flow';
 import type { RoutePolicy } from '../flow/route';
 import { subscriptionAssigner } from '../flow/subscription-assigner';
 import { createHoldScheduler } from '../hold/hold-scheduler';
@@ -102,6 +102,10 @@ export const createPipeline = (config: Config, deps: {
 }): Pipeline => {
   const { clock } = deps.limiter;
   const flows: Flow[] = [];
+  /** Late releases and a nearly full hold pause only the flow that takes new messages: what was admitted comes first. */
+  const blockIngress = (reason: Exclude<BlockReason, 'full'>, on: boolean): void => {
+    for (const flow of flows) if (flow.name === 'ingress') flow.block(reason, on);
+  };
   const sender = createBatchSender({ producer: deps.producer, logger: deps.logger, onError: (destination, code) => deps.metrics.sendError?.(destination, code) });
   const hold = createHoldScheduler({
     clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,
@@ -111,11 +115,9 @@ export const createPipeline = (config: Config, deps: {
     },
     onLate: (late) => {
       deps.logger.debug(late ? 'releases run late: the ingress flow pauses so admitted messages leave on their slot' : 'releases on time: the ingress flow fetches again');
-      for (const flow of flows) if (flow.name === 'ingress') flow.block('late', late);
+      blockIngress('late', late);
     },
-    onYield: (nearlyFull) => {
-      for (const flow of flows) if (flow.name === 'ingress') flow.block('nearly-full', nearlyFull);
-    },
+    onYield: (nearlyFull) => blockIngress('nearly-full', nearlyFull),
     onHeldChange: (messages, bytes) => deps.metrics.held(messages, bytes),
   });
   const writer = createMessageWriter({

@@ -14,7 +14,7 @@
  */
 import type { Logger } from 'pino';
 import type { Message } from 'kafkajs';
-import { SluiceError } from '../errors';
+import { brokerErrorType, errorChain, SluiceError } from '../errors';
 import { DEFAULT_MAX_BATCH_BYTES, groupByDestination, messageBytes, takeCount } from './batch-split';
 
 export interface BatchProducer {
@@ -59,7 +59,7 @@ interface Destination {
   trouble?: SendTrouble;
 }
 
-type ErrorLike = { type?: string; name?: string; message?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
+type ErrorLike = { type?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
 
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
@@ -77,19 +77,7 @@ export const isTooLarge = (error: unknown): boolean => {
  * A short, bounded label for a failed send: the broker's error code when kafkajs carries one
  * (`UNKNOWN_TOPIC_OR_PARTITION`, `TOPIC_AUTHORIZATION_FAILED`, …), else the innermost error's name.
  */
-export const sendErrorCode = (error: unknown): string => {
-  let name = 'Error';
-  for (let e = error as ErrorLike, depth = 0; e && depth < 5; depth += 1) {
-    if (e.type) return e.type;
-    if (Array.isArray(e.errors)) {
-      const typed = e.errors.map(sendErrorCode).find((code) => /^[A-Z_]+$/.test(code));
-      if (typed) return typed;
-    }
-    if (e.name) name = e.name;
-    e = (e.cause ?? e.originalError) as ErrorLike;
-  }
-  return name;
-};
+export const sendErrorCode = (error: unknown): string => brokerErrorType(error) ?? errorChain(error).at(-1)?.name ?? 'Error';
 
 export const createBatchSender = ({
   producer,

@@ -148,8 +148,9 @@ describe('when one topic refuses every send (deleted, denied)', () => {
   });
 
   it('names the error by the broker\'s code when kafkajs wraps one, else by the error\'s name', () => {
-    expect(sendErrorCode({ name: 'KafkaJSNumberOfRetriesExceeded', cause: { name: 'KafkaJSProtocolError', type: 'TOPIC_AUTHORIZATION_FAILED' } })).toBe('TOPIC_AUTHORIZATION_FAILED');
-    expect(sendErrorCode({ name: 'KafkaJSAggregateError', errors: [{ name: 'KafkaJSProtocolError', type: 'INVALID_RECORD' }] })).toBe('INVALID_RECORD');
-    expect(sendErrorCode({ name: 'KafkaJSNumberOfRetriesExceeded', cause: { name: 'KafkaJSConnectionError' } })).toBe('KafkaJSConnectionError');
+    const named = (name: string, more: object = {}) => Object.assign(new Error(name), { name, ...more });
+    expect(sendErrorCode(named('KafkaJSNumberOfRetriesExceeded', { originalError: named('KafkaJSProtocolError', { type: 'TOPIC_AUTHORIZATION_FAILED' }) }))).toBe('TOPIC_AUTHORIZATION_FAILED');
+    expect(sendErrorCode(named('KafkaJSAggregateError', { errors: [named('KafkaJSProtocolError', { type: 'INVALID_RECORD' })] }))).toBe('INVALID_RECORD');
+    expect(sendErrorCode(named('KafkaJSNumberOfRetriesExceeded', { cause: named('KafkaJSConnectionError') }))).toBe('KafkaJSConnectionError');
   });
 });
