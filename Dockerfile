@@ -3,8 +3,9 @@
 #   docker build -t sluice .
 #   docker run --read-only -e SLUICE_INGRESS_TOPIC=events -e SLUICE_DOWNSTREAM_TOPIC=events.throttled \
 #     -v "$PWD/config:/etc/sluice/quotas:ro" sluice run
-# Stage 1 builds dist/ with the dev dependencies; stage 2 installs the production
-# dependencies only; the final stage holds dist/, those node_modules and package.json.
+# Stage 1 builds dist/ with the dev dependencies (and patches kafkajs); stage 2 installs the
+# production dependencies only, with that patched kafkajs; the final stage holds dist/, those
+# node_modules and package.json.
 
 # Node 24: a maintained LTS (`npm test` also runs the unit tests on it).
 ARG NODE_IMAGE=node:24-slim
@@ -12,7 +13,9 @@ ARG NODE_IMAGE=node:24-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY patches ./patches
+# kafkajs carries one patch (patches/): its header decoder, made linear.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npx patch-package
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
 COPY src ./src
@@ -22,6 +25,8 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# patch-package is a dev dependency: the patched kafkajs comes from the build stage.
+COPY --from=build /app/node_modules/kafkajs ./node_modules/kafkajs
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \

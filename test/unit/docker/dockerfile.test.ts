@@ -50,6 +50,12 @@ describe('Dockerfile', () => {
       expect(ops(stages[1], 'RUN').join(' ')).toMatch(/npm ci --omit=dev/);
     });
 
+    it('applies the kafkajs patch in the build stage and keeps it in the production dependencies', () => {
+      expect(ops(stages[0], 'COPY')).toContain('patches ./patches');
+      expect(ops(stages[0], 'RUN').join(' ')).toMatch(/npm ci .*&& npx patch-package/);
+      expect(ops(stages[1], 'COPY')).toContain('--from=build /app/node_modules/kafkajs ./node_modules/kafkajs');
+    });
+
     it('uses a Node major that package.json engines admits', () => {
       const image = Number(/^ARG NODE_IMAGE=node:(\d+)-slim$/m.exec(dockerfile)?.[1]);
       const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
@@ -90,7 +96,7 @@ describe('Dockerfile', () => {
       const rules = dockerignore.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
       expect(rules[0]).toBe('*');
       const allowed = rules.filter((r) => r.startsWith('!')).map((r) => r.slice(1));
-      expect(allowed.sort()).toEqual(['package-lock.json', 'package.json', 'scripts/copy-assets.mjs', 'src', 'src/**', 'tsconfig.build.json', 'tsconfig.json']);
+      expect(allowed.sort()).toEqual(['package-lock.json', 'package.json', 'patches', 'patches/**', 'scripts/copy-assets.mjs', 'src', 'src/**', 'tsconfig.build.json', 'tsconfig.json']);
       for (const secret of ['**/.env', '**/.npmrc', '**/*.pem', '**/*.key']) expect(rules).toContain(secret);
     });
   });
@@ -110,13 +116,20 @@ describe('Dockerfile', () => {
         }
       };
       try {
-        for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/copy-assets.mjs', 'src']) {
+        for (const path of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/copy-assets.mjs', 'src', 'patches']) {
           cpSync(join(root, path), join(work, path), { recursive: true });
         }
         run('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund']);
+        run('npx', ['patch-package']);
         run('npm', ['run', 'build']);
+        const kafkajs = join(work, 'node_modules/kafkajs');
+        const patched = join(work, 'kafkajs-patched');
+        cpSync(kafkajs, patched, { recursive: true });
         run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund']);
         expect(existsSync(join(work, 'node_modules/typescript'))).toBe(false);
+        rmSync(kafkajs, { recursive: true });
+        cpSync(patched, kafkajs, { recursive: true });
+        expect(readFileSync(join(kafkajs, 'src/protocol/recordBatch/record/v0/decoder.js'), 'utf8')).toMatch(/Linear in the number of headers/);
         const help = run('node', ['dist/main.js', '--help'], { NODE_ENV: 'production' });
         expect(help).toMatch(/sluice/);
         expect(help).toMatch(/\brun\b/);
