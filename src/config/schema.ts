@@ -34,7 +34,7 @@ export const schema = {
       password: { doc: 'SASL password (required with a mechanism); never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SASL_PASSWORD', sensitive: true },
     },
     connectionTimeoutMs: { doc: 'How long to wait for a broker connection; at start, a cluster not reached in this time ends the command with exit 2.', format: 'sluice-duration', default: 10000, env: 'SLUICE_KAFKA_CONNECTION_TIMEOUT_MS' },
-    stuckAfterMs: { doc: 'How long a topic may refuse every send before /healthz fails (the stuck messages are retried, never skipped; only their source partitions wait).', format: 'sluice-duration', default: 300000, env: 'SLUICE_KAFKA_STUCK_AFTER_MS' },
+    stuckAfterMs: { doc: 'How long Kafka trouble may last before /healthz fails: a topic refusing every send (the stuck messages are retried, never skipped; only their source partitions wait), or a consumer that has not heard from its group (no heartbeat, fetch or join).', format: 'sluice-duration', default: 300000, env: 'SLUICE_KAFKA_STUCK_AFTER_MS' },
   },
   topics: {
     ingress: { doc: 'Topic the producers write to; sluice consumes it.', format: 'sluice-topic', default: '', env: 'SLUICE_INGRESS_TOPIC', required: true },

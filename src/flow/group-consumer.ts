@@ -11,7 +11,9 @@
  *                 generation for any partition) before they are forgotten. Partitions gained
  *                 wait `handoffMs` and start from the offset committed then, so the previous
  *                 owner's last commit is seen: nothing is sent by both. Pause state is re-derived.
- * A CRASH with restart false means the consumer is gone for good (/healthz says so).
+ * A CRASH with restart false means the consumer is gone for good (/healthz says so). So is one
+ * that has not heard from its group for long (no heartbeat, fetch or join: kafkajs can be left
+ * out of its group after a broker stall without a crash): `silentMs()` says for how long.
  */
 import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -47,6 +49,8 @@ export interface GroupConsumer {
   start(eachBatch: (payload: EachBatchPayload) => Promise<void>): Promise<void>;
   joined(): boolean;
   crashed(): boolean;
+  /** How long since the last heartbeat, fetch or join (0 before the start, while stopping and after a crash). */
+  silentMs(): number;
   assignment(): Assignment;
   commitNow(): Promise<void>;
   /** Something was acknowledged: commit soon. */
@@ -65,6 +69,13 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   const committer = createCommitter({ tracker, target: consumer, logger, intervalMs: options.commitIntervalMs });
   let joined = false;
   let crashed = false;
+  /** Pod-clock ms of the last sign of the group (heartbeat, fetch, join); undefined until started. */
+  let heardAt: number | undefined;
+  const heard = (): void => {
+    heardAt = Date.now();
+  };
+  consumer.on(consumer.events.HEARTBEAT, heard);
+  consumer.on(consumer.events.FETCH, heard);
   let assigned: Assignment = [];
 
   const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
@@ -128,6 +139,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       .map(({ topic, partitions }) => ({ topic, partitions: partitions.filter((p) => !before.has(ownerOf(topic, p))) }))
       .filter(({ partitions }) => partitions.length > 0);
     assigned = next;
+    heard();
     pauser.onAssignment(next);
     if ((options.handoffMs ?? 0) > 0 && gained.length > 0) handOff(gained).catch(trouble('hand-off of partitions gained'));
     options.onJoin((owner) => lost.has(owner)).then(async () => {
@@ -148,11 +160,13 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     async start(eachBatch) {
       await consumer.connect();
       await consumer.subscribe({ topics: [...options.topics], fromBeginning: true });
+      heard();
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, eachBatch });
       committer.start();
     },
     joined: () => joined,
     crashed: () => crashed,
+    silentMs: () => (heardAt === undefined || stopping || crashed ? 0 : Date.now() - heardAt),
     assignment: () => assigned,
     commitNow: () => committer.commitNow(),
     nudge: () => committer.nudge(),

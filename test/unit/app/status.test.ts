@@ -5,16 +5,17 @@ import type { SendTrouble } from '../../../src/produce/batch-sender';
 interface ConsumerState {
   crashed?: boolean;
   joined?: boolean;
+  silentMs?: number;
 }
 
 // Changed: the provider reads the flows' consumers (ingress first, then the drainer of the retry
 // tiers) instead of an ingress consumer and an optional drainer; both flows exist from the start.
-const flow = ({ crashed = false, joined = true }: ConsumerState = {}): Flow =>
-  ({ consumer: { crashed: () => crashed, joined: () => joined, assignment: () => [] } }) as unknown as Flow;
+const flow = ({ crashed = false, joined = true, silentMs = 0 }: ConsumerState = {}): Flow =>
+  ({ consumer: { crashed: () => crashed, joined: () => joined, silentMs: () => silentMs, assignment: () => [] } }) as unknown as Flow;
 
 const stuckAfterMs = 300_000;
 const provider = (ingress: ConsumerState = {}, drainer: ConsumerState = {}, failing: SendTrouble[] = [], now = 1_000_000) =>
-  createStatusProvider({ config: { kafka: { stuckAfterMs } }, flows: [flow(ingress), flow(drainer)], sender: { failing: () => failing }, now: () => now } as unknown as StatusDeps);
+  createStatusProvider({ config: { kafka: { stuckAfterMs }, group: 'g', retry: { group: 'g.retry' } }, flows: [flow(ingress), flow(drainer)], sender: { failing: () => failing }, now: () => now } as unknown as StatusDeps);
 
 const trouble = (since: number): SendTrouble => ({ destination: 'out', since, failures: 9, code: 'TOPIC_AUTHORIZATION_FAILED', error: 'denied' });
 
@@ -37,6 +38,13 @@ describe('liveness (/healthz)', () => {
     const stuck = provider({}, {}, [trouble(now - stuckAfterMs)], now);
     expect(stuck.alive()).toBe(false);
     expect(stuck.illness?.()).toBe('sends to out have failed for 300 s (TOPIC_AUTHORIZATION_FAILED)');
+  });
+
+  it('is not alive once a consumer has not heard from its group for kafka.stuckAfterMs, and says which', () => {
+    expect(provider({ silentMs: stuckAfterMs - 1 }, { silentMs: stuckAfterMs - 1 }).alive()).toBe(true);
+    const silent = provider({}, { silentMs: stuckAfterMs });
+    expect(silent.alive()).toBe(false);
+    expect(silent.illness?.()).toBe('the consumer of group g.retry has not heard from its group (no heartbeat, fetch or join) for 300 s');
   });
 
   it('is alive before either consumer has joined its group', () => {

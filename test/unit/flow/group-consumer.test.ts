@@ -10,16 +10,21 @@ import { noMetrics } from '../../../src/metrics/types';
 /** Just enough of a kafkajs consumer to emit its group events. */
 const fakeKafka = () => {
   const emitter = new EventEmitter();
-  const events = { GROUP_JOIN: 'group_join', REBALANCING: 'rebalancing', CRASH: 'crash' };
+  const events = { GROUP_JOIN: 'group_join', REBALANCING: 'rebalancing', CRASH: 'crash', HEARTBEAT: 'heartbeat', FETCH: 'fetch' };
   const consumer = {
     events,
     on: (event: string, listener: (e: unknown) => void) => emitter.on(event, listener),
     pause: () => undefined,
     resume: () => undefined,
     commitOffsets: jest.fn(async () => undefined),
+    connect: async () => undefined,
+    subscribe: async () => undefined,
+    run: async () => undefined,
+    stop: async () => undefined,
+    disconnect: async () => undefined,
   };
   const join = (assignment: Record<string, number[]>): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment } });
-  return { kafka: { consumer: () => consumer } as unknown as Kafka, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer };
+  return { kafka: { consumer: () => consumer } as unknown as Kafka, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
 };
 
 const build = () => {
@@ -65,5 +70,32 @@ describe('when a rebalance starts', () => {
     expect(handedOver).toEqual([ownerOf('t.5s', 0)]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(consumer.commitOffsets).toHaveBeenCalledWith([{ topic: 't.5s', partition: 0, offset: '11' }]);
+  });
+});
+
+describe('how long the consumer has not heard from its group', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('counts from the start or the last heartbeat, fetch or join, and is 0 before the start and once stopping', async () => {
+    let now = 1_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    const { group, emit, join, consumer } = build();
+    now = 5_000;
+    expect(group.silentMs()).toBe(0);
+    await group.start(async () => undefined);
+    now = 9_000;
+    expect(group.silentMs()).toBe(4_000);
+    emit(consumer.events.HEARTBEAT);
+    now = 9_500;
+    expect(group.silentMs()).toBe(500);
+    emit(consumer.events.FETCH);
+    now = 70_000;
+    expect(group.silentMs()).toBe(60_500);
+    join({ 't.5s': [0] });
+    expect(group.silentMs()).toBe(0);
+    now = 71_000;
+    await group.stop(now + 1_000);
+    now = 500_000;
+    expect(group.silentMs()).toBe(0);
   });
 });
