@@ -67,7 +67,7 @@ export interface Limiter {
 
 export const createLimiter = (config: Config, deps: { redis: ReturnType<typeof createRedis>; members: () => number; metrics: Metrics; logger: Logger }): Limiter => {
   const clock = createStoreClock(systemClock);
-  const store = createRedisStore({ redis: deps.redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs });
+  const store = createRedisStore({ redis: deps.redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock });
   const guarded = createGuardedStore({
     store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: deps.members, scaleRule,
     clock, metrics: deps.metrics, logger: deps.logger, parkDelayMs: config.retry.tiers[0].delayMs,

@@ -3,7 +3,10 @@
  * for the whole batch, on one hash-tagged key per producer. Time is Redis TIME unless the
  * request passes `now`. A call that fails or takes longer than timeoutMs (counted from its
  * write: answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
- * retried here (it may have run).
+ * retried here (it may have run). A call stuck behind a stalled Redis would still run once Redis
+ * resumes and charge the producer for messages the store-error policy has already routed: each
+ * call carries a "not after" instant on the store's clock (timeoutMs + LATE_MS from now), and
+ * one that runs later changes nothing.
  */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
@@ -18,7 +21,20 @@ export interface RedisStoreOptions {
   redis: Redis | Cluster;
   keyPrefix: string;
   timeoutMs: number;
+  /**
+   * The store's clock (Redis TIME as this pod sees it, src/decide/store-clock.ts): with it, a
+   * decide() has a "not after" instant. A late reply is observed too, so a clock that was off
+   * (Redis's time far ahead of this pod's before the first reply) is right from the next call.
+   */
+  clock?: { now(): number; observe(storeNow: number): void };
 }
+
+/**
+ * How long past timeoutMs a decide() may still run. Wide enough for an event loop busy between the
+ * call and its write (answer-timeout.ts starts the timeout at the write; seconds would be
+ * pathological), narrow enough that a Redis stall charges at most this much of what it held up.
+ */
+export const LATE_MS = 2_000;
 
 const KINDS = { log: 'l', sliding: 's', fixed: 'f' } as const;
 
@@ -58,16 +74,22 @@ const toDecisions = (rule: LimitRule, reply: number[]): Decision[] => {
   return decisions;
 };
 
-export const createRedisStore = ({ redis, keyPrefix, timeoutMs }: RedisStoreOptions): LimiterStore => {
+export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisStoreOptions): LimiterStore => {
   defineLimiterCommands(redis);
   const commands = redis as unknown as LimiterCommands;
   const cache = new WeakMap<LimitRule, string[]>();
 
   const decide = async ({ producer, rule, sizes, now }: DecideRequest): Promise<BatchDecision> => {
     if (sizes.length === 0) return { now: now ?? Date.now(), decisions: [] };
-    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length)];
+    const notAfter = clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + LATE_MS));
+    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter];
     if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
     const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), timeoutMs, 'decide');
+    if (Number(reply[1]) === -1) {
+      clock?.observe(Number(reply[0]));
+      const late = Number(reply[0]) - Number(notAfter);
+      throw new SluiceError('STORE_UNAVAILABLE', `Redis decide ran ${late} ms past its deadline (Redis was stalled) and changed nothing`, { retriable: true });
+    }
     return { now: Number(reply[0]), decisions: toDecisions(rule, reply) };
   };
 

@@ -12,7 +12,10 @@ ARGV[5]  capacity in ms (leaky: queue; token: (burst - 1) * T)
 ARGV[6]  ms per byte, or '' when the rule has no byte bucket
 ARGV[7]  windows 'max:windowMs:kind' joined by ',' (kind l = log, s = sliding, f = fixed), or ''
 ARGV[8]  k, the number of messages
-ARGV[9 .. 8+k]  the message sizes in bytes (only when ARGV[6] is not '')
+ARGV[9]  not after: the latest instant (epoch ms, same clock as now) the decision may be taken,
+         or '' for none. A call that runs later (it waited behind a stalled Redis and its caller
+         has given up) changes nothing and replies { now, -1 }.
+ARGV[10 .. 9+k]  the message sizes in bytes (only when ARGV[6] is not '')
 
 Reply: { now, code_1, at_1, ..., code_k, at_k }, integers. code 0: admitted, released at `at`
 (leaky: R; token: now); code 1: refused by the rate, 2: by bytes, 2 + j: by window j (1-based),
@@ -41,6 +44,8 @@ if now == nil then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local notAfter = tonumber(ARGV[9])
+if notAfter ~= nil and now > notAfter then return { now, -1 } end
 local fp, algorithm = ARGV[2], ARGV[3]
 local T, cap = tonumber(ARGV[4]), tonumber(ARGV[5])
 local byteT = tonumber(ARGV[6])
@@ -180,7 +185,7 @@ end
 local reply = { now }
 local first = nil
 for i = 1, k do
-  local size = tonumber(ARGV[8 + i]) or 0
+  local size = tonumber(ARGV[9 + i]) or 0
   if first then
     reply[#reply + 1] = first[1]
     reply[#reply + 1] = refuse(first, size)

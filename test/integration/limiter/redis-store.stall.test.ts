@@ -1,0 +1,79 @@
+/**
+ * A Redis that stalls (here DEBUG SLEEP on a Redis of the test's own; in production a failover,
+ * a fork, a paused container) holds up the decide calls written meanwhile. The caller gave up on
+ * them after timeoutMs and routed their messages by limiter.onStoreError; when Redis resumes
+ * they must not charge the producer as well (the chaos suite's redis-pause/park row: waits of
+ * ~71 s after an 8 s stall). A call carries a "not after" instant on the store's clock
+ * (timeoutMs + LATE_MS), and one that runs later changes nothing.
+ */
+import Redis from 'ioredis';
+import { createRedisClient } from '../../../src/limit/redis-client';
+import { LATE_MS, createRedisStore } from '../../../src/limit/redis-store';
+import { producerKey } from '../../../src/limit/producer-key';
+import { rule } from '../../contracts/limiter-harness';
+import { startPrivateRedis, type PrivateRedis } from '../security/private-redis';
+import { ready } from './redis-harness';
+
+jest.setTimeout(60_000);
+
+const spec = rule({ rate: '10/s', queue: '10s' });
+const TIMEOUT_MS = 100;
+
+/** The store's clock as the wiring gives it: Redis TIME as this pod sees it (here: offset `skewMs`, learned from replies). */
+const storeClock = (skewMs = 0) => {
+  let offset = skewMs;
+  const observed: number[] = [];
+  return { now: () => Date.now() + offset, observe: (storeNow: number) => { observed.push(storeNow); offset = storeNow - Date.now(); }, observed };
+};
+
+describe('Redis store when Redis stalls longer than timeoutMs', () => {
+  let server: PrivateRedis;
+  let redis: Redis;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startPrivateRedis({ extraArgs: ['--enable-debug-command', 'local'] });
+    redis = createRedisClient({ url: server.url, timeoutMs: TIMEOUT_MS }) as Redis;
+    admin = server.admin();
+    await ready(redis);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    admin?.disconnect();
+    await server?.stop();
+  });
+
+  /** Stalls Redis for `ms` while one decide is written; resolves with its outcome and whether the producer was charged once Redis answered again. */
+  const decideDuringStall = async (ms: number, producer: string) => {
+    const store = createRedisStore({ redis, keyPrefix: 'stall:', timeoutMs: TIMEOUT_MS, clock: storeClock() });
+    await store.decide({ producer: 'warm-up', rule: spec, sizes: [1] });
+    const sleeping = admin.call('DEBUG', 'SLEEP', String(ms / 1000));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const outcome = await store.decide({ producer, rule: spec, sizes: [1, 1, 1] }).then(() => 'decided', (e: Error) => e.message);
+    await sleeping;
+    // The same connection answers in order: once this GET is answered, the held-up call has run.
+    const state = await redis.get(producerKey('stall:', producer));
+    return { outcome, charged: state !== null };
+  };
+
+  it('a decide held up past timeoutMs + LATE_MS fails at timeoutMs and changes nothing when Redis resumes', async () => {
+    const { outcome, charged } = await decideDuringStall(TIMEOUT_MS + LATE_MS + 1_000, 'held-long');
+    expect(outcome).toMatch(/no answer within 100 ms/);
+    expect(charged).toBe(false);
+  });
+
+  it('a decide held up for less than timeoutMs + LATE_MS still runs (its caller already gave up: at most LATE_MS of a stall is charged)', async () => {
+    const { outcome, charged } = await decideDuringStall(1_000, 'held-short');
+    expect(outcome).toMatch(/no answer within 100 ms/);
+    expect(charged).toBe(true);
+  });
+
+  it('a store clock far behind Redis fails one call, learns the offset from its reply, and decides the next', async () => {
+    const clock = storeClock(-60_000);
+    const store = createRedisStore({ redis, keyPrefix: 'skew:', timeoutMs: 2_000, clock });
+    await expect(store.decide({ producer: 'p', rule: spec, sizes: [1] })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', message: expect.stringMatching(/past its deadline/) });
+    expect(await redis.get(producerKey('skew:', 'p'))).toBeNull();
+    expect(clock.observed).toHaveLength(1);
+    const decided = await store.decide({ producer: 'p', rule: spec, sizes: [1] });
+    expect(decided.decisions).toEqual([{ admitted: true, at: expect.any(Number) }]);
+  });
+});
