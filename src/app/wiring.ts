@@ -50,9 +50,14 @@ export const partitionCounts = async (admin: Admin, topics: readonly string[]): 
   return new Map(metadata.map((t) => [t.name, t.partitions.length]));
 };
 
-/** acks = all, one request in flight (per-producer order), no auto-created topics, Java's murmur2 partitioner. */
+/**
+ * acks = all, one request in flight (per-producer order), no auto-created topics, Java's murmur2
+ * partitioner. No retries inside kafkajs (it still refreshes metadata or reconnects before it
+ * throws): the sender retries every failed send itself, per topic and with its own back-off, so a
+ * failing topic shows in sendErrors at its first failure, not after kafkajs's ~5 s of retries.
+ */
 export const createProducer = (kafka: Kafka): Producer =>
-  kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner });
+  kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 0 } });
 
 export const createRedis = (config: Config, options: { timeoutMs?: number; onError?: (error: Error) => void } = {}) =>
   createRedisClient({ ...redisClientOptionsOf(config), timeoutMs: options.timeoutMs ?? config.redis.timeoutMs, onError: options.onError });
