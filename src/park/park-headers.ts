@@ -59,10 +59,25 @@ export type DecodedPark =
       userHeaders: IHeaders;
     };
 
-export const isSluiceHeader = (key: string): boolean => key.toLowerCase().startsWith(SLUICE_PREFIX);
+const SLUICE_HEADER = new RegExp(`^${SLUICE_PREFIX}`, 'i');
+export const isSluiceHeader = (key: string): boolean => SLUICE_HEADER.test(key);
 
-/** Ingress: drops every inbound `sluice-*` header (any case); `dropped` counts header values. */
+const NOTHING: IHeaders = Object.freeze({}) as IHeaders;
+
+/**
+ * Ingress: drops every inbound `sluice-*` header (any case); `dropped` counts header values.
+ * Headers with nothing to drop are returned as they are (no copy: this runs for every message).
+ */
 export const stripSluiceHeaders = (headers: IHeaders | undefined): { headers: IHeaders; dropped: number } => {
+  if (headers === undefined) return { headers: NOTHING, dropped: 0 };
+  let clean = true;
+  for (const key in headers) {
+    if (headers[key] === undefined || SLUICE_HEADER.test(key)) {
+      clean = false;
+      break;
+    }
+  }
+  if (clean) return { headers, dropped: 0 };
   const kept: IHeaders = {};
   let dropped = 0;
   for (const [key, value] of Object.entries(headers ?? {})) {

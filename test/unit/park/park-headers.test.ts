@@ -40,6 +40,16 @@ describe('when ingress strips forged sluice headers', () => {
   it('accepts missing headers', () => {
     expect(stripSluiceHeaders(undefined)).toEqual({ headers: {}, dropped: 0 });
   });
+
+  it('hands headers with nothing to drop back as they are (no copy per message), and copies otherwise', () => {
+    const clean = { a: '1', 'x-sluice-note': '2', sluice: '3' };
+    expect(stripSluiceHeaders(clean).headers).toBe(clean);
+    const forged = { a: '1', 'SLUICE-x': '2' };
+    const stripped = stripSluiceHeaders(forged);
+    expect(stripped.headers).not.toBe(forged);
+    expect(stripped).toEqual({ headers: { a: '1' }, dropped: 1 });
+    expect(forged).toEqual({ a: '1', 'SLUICE-x': '2' });
+  });
 });
 
 describe('when a parked message is encoded and read back', () => {

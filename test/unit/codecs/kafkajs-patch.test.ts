@@ -1,0 +1,91 @@
+// patches/kafkajs+2.2.4.patch changes two functions of kafkajs 2.2.4:
+// - the record decoder took a record's headers with a reduce that spread the object built so far:
+//   one record with 5,000 headers took seconds of CPU, the whole sidecar stopped meanwhile
+//   (`npm run chaos`, big-records); it is linear now;
+// - the record encoder allocated a zero-filled 512-byte Encoder per header and a record Encoder
+//   that grew by copying; it writes one buffer of the record's exact size now, the same bytes.
+// These tests run kafkajs's own encoder and decoder, as the consumer and the producer do.
+/* eslint-disable @typescript-eslint/no-require-imports */
+type DecodedHeaders = Record<string, Buffer | Buffer[]>;
+const Encoder = require('kafkajs/src/protocol/encoder') as {
+  new (): KafkaEncoder;
+  sizeOfVarInt(n: number): number;
+};
+interface KafkaEncoder {
+  buffer: Buffer;
+  writeVarInt(n: number): KafkaEncoder;
+  writeInt8(n: number): KafkaEncoder;
+  writeVarLong(n: number): KafkaEncoder;
+  writeVarIntBytes(b: unknown): KafkaEncoder;
+  writeVarIntArray(a: unknown[]): KafkaEncoder;
+}
+const Header = require('kafkajs/src/protocol/recordBatch/header/v0') as (h: { key: string; value: unknown }) => KafkaEncoder;
+const Decoder = require('kafkajs/src/protocol/decoder') as new (buffer: Buffer) => { readVarIntBytes(): Buffer };
+const encodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0') as (r: { key: string; value: string; headers: Record<string, string | string[]> }) => { buffer: Buffer };
+const decodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0/decoder') as (d: unknown, context: object) => { headers: DecodedHeaders; value: Buffer };
+
+const roundTrip = (headers: Record<string, string | string[]>): { headers: DecodedHeaders; value: Buffer } => {
+  const outer = new Decoder(encodeRecord({ key: 'k', value: 'v', headers }).buffer);
+  return decodeRecord(new Decoder(outer.readVarIntBytes()), { firstOffset: '0', firstTimestamp: '0' });
+};
+
+describe("kafkajs's record decoder, as patched", () => {
+  it('decodes a record with 20,000 headers in well under a second', () => {
+    const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`h-${i}`, 'x']));
+    const started = process.hrtime.bigint();
+    const record = roundTrip(many);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    expect(Object.keys(record.headers)).toHaveLength(20_000);
+    expect(String(record.headers['h-19999'])).toBe('x');
+    // Unpatched, the same record takes about a minute (quadratic in the header count).
+    expect(ms).toBeLessThan(1_000);
+  });
+
+  it('still collects the values of a repeated key in an array, in order', () => {
+    const record = roundTrip({ a: ['1', '2', '3'], b: '4' });
+    expect((record.headers.a as Buffer[]).map(String)).toEqual(['1', '2', '3']);
+    expect(String(record.headers.b)).toBe('4');
+    expect(String(record.value)).toBe('v');
+  });
+
+  it('takes keys named like Object.prototype members as plain headers', () => {
+    const record = roundTrip({ constructor: 'c', toString: 't', ['__proto__']: 'p', hasOwnProperty: 'h' });
+    expect(Object.keys(record.headers).sort()).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString']);
+    expect(String(record.headers.constructor)).toBe('c');
+    expect(Object.getPrototypeOf(record.headers)).toBe(Object.prototype);
+    expect(String(Object.getOwnPropertyDescriptor(record.headers, '__proto__')?.value)).toBe('p');
+  });
+});
+
+describe("kafkajs's record encoder, as patched", () => {
+  type Input = { key: string | Buffer | null; value: string | Buffer | null; headers: Record<string, string | Buffer | (string | Buffer)[]>; offsetDelta: number; timestampDelta: number };
+  /** The bytes kafkajs 2.2.4 wrote before the patch: an Encoder per header, joined into the record's. */
+  const unpatched = (r: Input): Buffer => {
+    const headers = Object.keys(r.headers).flatMap((k) => {
+      const v = r.headers[k];
+      return Array.isArray(v) ? v.map((value) => ({ key: k, value })) : [{ key: k, value: v }];
+    });
+    const body = new Encoder().writeInt8(0).writeVarLong(r.timestampDelta).writeVarInt(r.offsetDelta).writeVarIntBytes(r.key).writeVarIntBytes(r.value).writeVarIntArray(headers.map(Header)).buffer;
+    return Buffer.concat([new Encoder().writeVarInt(body.length).buffer, body]);
+  };
+  const encode = encodeRecord as unknown as (r: Input) => { buffer: Buffer };
+
+  it('writes the same bytes as before for keys, values and headers of every kind', () => {
+    const inputs: Input[] = [
+      { key: 'k', value: 'v', headers: {}, offsetDelta: 0, timestampDelta: 0 },
+      { key: null, value: null, headers: { a: '1' }, offsetDelta: 3, timestampDelta: 1_700_000 },
+      { key: Buffer.from([0, 255, 7]), value: Buffer.alloc(3000, 1), headers: { 'producer-id': 'p-1', 'sluice-waited-ms': '12' }, offsetDelta: 499, timestampDelta: 70 },
+      { key: 'ключ', value: 'значение ✓', headers: { 'é': ['x', Buffer.from('yz')], b: '' }, offsetDelta: 64, timestampDelta: -5 },
+      { key: 'wide', value: 'x'.repeat(200), headers: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`h-${i}`, 'v'.repeat(i % 7)])), offsetDelta: 1, timestampDelta: 2 ** 40 },
+    ];
+    for (const input of inputs) expect(encode(input).buffer.equals(unpatched(input))).toBe(true);
+  });
+
+  it('round-trips through the decoder', () => {
+    const outer = new Decoder(encode({ key: 'k', value: 'v', headers: { a: ['1', '2'] }, offsetDelta: 5, timestampDelta: 9 }).buffer);
+    const record = decodeRecord(new Decoder(outer.readVarIntBytes()), { firstOffset: '10', firstTimestamp: '100' }) as unknown as { offset: string; timestamp: string; headers: DecodedHeaders };
+    expect(record.offset).toBe('15');
+    expect(record.timestamp).toBe('109');
+    expect((record.headers.a as Buffer[]).map(String)).toEqual(['1', '2']);
+  });
+});
