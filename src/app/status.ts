@@ -37,7 +37,9 @@ export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
   const now = deps.now ?? Date.now;
   const illness = (): string | undefined => {
     if (deps.flows.some((flow) => flow.consumer.crashed())) return 'consumer crashed';
-    const silent = deps.flows.map((flow, i) => ({ group: i === 0 ? config.group : config.retry.group, ms: flow.consumer.silentMs() })).find((c) => c.ms >= config.kafka.stuckAfterMs);
+    const silent = deps.flows
+      .map((flow, i) => ({ group: i === 0 ? config.group : config.retry.group, ms: flow.consumer.silentMs() }))
+      .find((c) => c.ms >= config.kafka.stuckAfterMs);
     if (silent) return `the consumer of group ${silent.group} has not heard from its group (no heartbeat, fetch or join) for ${Math.round(silent.ms / 1000)} s`;
     const stuck = deps.sender.failing().find((t) => now() - t.since >= config.kafka.stuckAfterMs);
     return stuck && `sends to ${stuck.destination} have failed for ${Math.round((now() - stuck.since) / 1000)} s (${stuck.code})`;

@@ -80,7 +80,7 @@ export const stripSluiceHeaders = (headers: IHeaders | undefined): { headers: IH
   if (clean) return { headers, dropped: 0 };
   const kept: IHeaders = {};
   let dropped = 0;
-  for (const [key, value] of Object.entries(headers ?? {})) {
+  for (const [key, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     if (isSluiceHeader(key)) dropped += Array.isArray(value) ? value.length : 1;
     else kept[key] = value;
