@@ -30,15 +30,16 @@ const roundTrip = (headers: Record<string, string | string[]>): { headers: Decod
 };
 
 describe("kafkajs's record decoder, as patched", () => {
-  it('decodes a record with 20,000 headers in well under a second', () => {
+  it('decodes a record with 20,000 headers in seconds, not minutes', () => {
     const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`h-${i}`, 'x']));
     const started = process.hrtime.bigint();
     const record = roundTrip(many);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     expect(Object.keys(record.headers)).toHaveLength(20_000);
     expect(String(record.headers['h-19999'])).toBe('x');
-    // Unpatched, the same record takes about a minute (quadratic in the header count).
-    expect(ms).toBeLessThan(1_000);
+    // About 0.3 s here; unpatched, minutes (quadratic: 5,000 headers took 5.7 s). A loose bound,
+    // so a busy CI machine cannot fail it.
+    expect(ms).toBeLessThan(5_000);
   });
 
   it('still collects the values of a repeated key in an array, in order', () => {
