@@ -1,8 +1,12 @@
 /**
- * Creates topics and waits until every partition has a leader. kafkajs's own
+ * Creates topics and waits until every partition has a leader that serves it. kafkajs's own
  * `waitForLeaders` gives up on the first "This server does not host this topic-partition"
  * (UNKNOWN_TOPIC_OR_PARTITION), which a KRaft broker answers for a moment after creating a
- * topic; here any metadata error is retried until `timeoutMs`. A topic that already exists
+ * topic; here any metadata error is retried until `timeoutMs`. Metadata names a leader a
+ * moment before that broker serves the partition (a produce then is refused with
+ * NOT_LEADER_OR_FOLLOWER for that partition while the others of the same request are appended,
+ * and kafkajs resends the whole request); so a topic is ready once its offsets can be listed
+ * (ListOffsets is answered by the partition's leader only). A topic that already exists
  * (another replica created it first) is not an error.
  */
 import type { Admin, ITopicConfig } from 'kafkajs';
@@ -27,7 +31,10 @@ export const createTopicsWithLeaders = async (admin: Admin, topics: ITopicConfig
   for (let lastError: unknown; ; await sleep(100)) {
     try {
       const { topics: meta } = await admin.fetchTopicMetadata({ topics: names });
-      if (meta.length === names.length && meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (meta.length === names.length && meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) {
+        for (const name of names) await admin.fetchTopicOffsets(name);
+        return;
+      }
     } catch (error) {
       lastError = error;
     }
