@@ -26,7 +26,7 @@ export const drainWithConfig = async (config: Config, logger: Logger, opts: CliD
   const producer = createProducer(kafka);
   const members = watchGroupMembers({ admin, group: config.group, logger });
   try {
-    const partitions = await partitionCounts(admin, [...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter, ...(opts.topic ? [opts.topic] : [])]);
+    const partitions = await partitionCounts(admin, [config.topics.downstream, ...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter, ...(opts.topic ? [opts.topic] : [])]);
     await members.refresh();
     // Not ready in time: the store-error policy applies, as in `sluice run`.
     await waitReady(redis, 3000).catch((error: unknown) => logger.warn({ err: error }, 'Redis not ready; limiter.onStoreError applies'));

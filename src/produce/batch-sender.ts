@@ -1,21 +1,25 @@
 /**
- * One kafkajs producer behind a queue per destination topic: messages for one topic sent in
- * the same tick leave in one `sendBatch` (acks -1), one request in flight per topic so order
- * is kept. Each topic is sent on its own, so a topic that cannot be written (deleted, denied,
- * refusing a record) holds back only the messages that go to it: the others keep flowing, and
- * only the source partitions of the stuck messages wait for their commit (CONTRACT.md).
- * Each message gets its own promise: resolved once acknowledged, rejected only with
- * MESSAGE_TOO_LARGE (the broker refused that very message) or when the sender is closed with
- * sends still failing. Other failures are retried with back-off, never dropped: nothing
+ * One kafkajs producer behind a queue per destination partition: messages for one partition
+ * sent in the same tick leave in one `sendBatch` (acks -1), one request in flight per
+ * partition so order is kept. A request carries one partition because Kafka answers per
+ * partition while kafkajs throws for the whole request: a request spanning partitions that one
+ * of them refused (its leader moving, a topic just created) had the others appended, and its
+ * resend duplicated them. (A message without a partition is queued per topic and placed by
+ * kafkajs; sluice's own writer names every partition.) A topic that cannot be written
+ * (deleted, denied, refusing a record) holds back only the messages that go to it: the others
+ * keep flowing, and only the source partitions of the stuck messages wait for their commit
+ * (CONTRACT.md). Each message gets its own promise: resolved once acknowledged, rejected only
+ * with MESSAGE_TOO_LARGE (the broker refused that very message) or when the sender is closed
+ * with sends still failing. Other failures are retried with back-off, never dropped: nothing
  * acknowledged is lost and nothing unacknowledged is committed; each is counted (`onError`)
- * and the topic is reported failing (`failing()`) until a send to it succeeds. One request
+ * and the topic is reported failing (`failing()`) until its sends succeed again. One request
  * carries at most `maxBatchBytes` (batch-split.ts), so a size refusal means one oversize
- * message, sent alone, and nothing the broker appended is sent twice.
+ * message, sent alone.
  */
 import type { Logger } from 'pino';
 import type { Message } from 'kafkajs';
 import { brokerErrorType, errorChain, SluiceError } from '../errors';
-import { DEFAULT_MAX_BATCH_BYTES, groupByDestination, messageBytes, takeCount } from './batch-split';
+import { DEFAULT_MAX_BATCH_BYTES, messageBytes, takeCount } from './batch-split';
 
 export interface BatchProducer {
   sendBatch(batch: { topicMessages: { topic: string; messages: Message[] }[]; acks: number }): Promise<unknown>;
@@ -50,8 +54,10 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+/** One partition of a topic (or a whole topic, for messages without a partition). */
 interface Destination {
   topic: string;
+  partition?: number;
   items: Pending[];
   /** Items before it are taken (a long queue is not copied once per request). */
   head: number;
@@ -111,7 +117,7 @@ export const createBatchSender = ({
     for (let attempt = 0; ; attempt += 1) {
       try {
         await sendOnce(d.topic, batch);
-        if (d.trouble) logger.info({ destination: d.topic, failures: d.trouble.failures, failingMs: now() - d.trouble.since }, 'sends to the topic succeed again');
+        if (d.trouble) logger.info({ destination: d.topic, partition: d.partition, failures: d.trouble.failures, failingMs: now() - d.trouble.since }, 'sends to the topic succeed again');
         d.trouble = undefined;
         return;
       } catch (error) {
@@ -124,27 +130,21 @@ export const createBatchSender = ({
           return;
         }
         const wait = backoffMs[Math.min(attempt, backoffMs.length - 1)];
-        logger.warn({ err: error, destination: d.topic, code, messages: batch.length, retryInMs: wait }, 'send failed; retrying the same batch (only this topic waits)');
+        logger.warn({ err: error, destination: d.topic, partition: d.partition, code, messages: batch.length, retryInMs: wait }, 'send failed; retrying the same batch (only this partition waits)');
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
   };
 
   // Reached with several messages only when the topic's max.message.bytes is below
-  // maxBatchBytes (then a request spanning several partitions may have been appended in part,
-  // and a resend can duplicate: warned). Split by partition first; one partition's batch in halves.
+  // maxBatchBytes: the batch (one partition's, refused whole) is resent in halves.
   const splitTooLarge = async (d: Destination, batch: Pending[], error: unknown): Promise<void> => {
     if (batch.length === 1) {
       const [p] = batch;
       p.reject(new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
       return;
     }
-    logger.warn({ err: error, destination: d.topic, messages: batch.length, maxBatchBytes }, 'a send of several messages was refused as too large: the topic\'s max.message.bytes is below maxBatchBytes; resending it split');
-    const groups = groupByDestination(batch);
-    if (groups.length > 1) {
-      for (const group of groups) await sendWithRetry(d, group);
-      return;
-    }
+    logger.warn({ err: error, destination: d.topic, partition: d.partition, messages: batch.length, maxBatchBytes }, 'a send of several messages was refused as too large: the topic\'s max.message.bytes is below maxBatchBytes; resending it in halves');
     const half = Math.ceil(batch.length / 2);
     await sendWithRetry(d, batch.slice(0, half));
     await sendWithRetry(d, batch.slice(half));
@@ -168,16 +168,32 @@ export const createBatchSender = ({
     d.pumping = undefined;
   };
 
-  const destinationOf = (topic: string): Destination => {
-    let d = destinations.get(topic);
-    if (!d) destinations.set(topic, (d = { topic, items: [], head: 0 }));
+  const destinationOf = (topic: string, partition: number | undefined): Destination => {
+    const key = partition === undefined ? topic : `${topic}\0${partition}`;
+    let d = destinations.get(key);
+    if (!d) destinations.set(key, (d = { topic, partition, items: [], head: 0 }));
     return d;
+  };
+
+  /** One trouble per topic: since its first failing partition failed, failures summed, the error of the one failing most. */
+  const failingTopics = (): SendTrouble[] => {
+    const byTopic = new Map<string, SendTrouble>();
+    for (const { trouble } of destinations.values()) {
+      if (!trouble) continue;
+      const seen = byTopic.get(trouble.destination);
+      if (!seen) byTopic.set(trouble.destination, { ...trouble });
+      else {
+        const worst = trouble.failures > seen.failures ? trouble : seen;
+        byTopic.set(trouble.destination, { ...worst, since: Math.min(seen.since, trouble.since), failures: seen.failures + trouble.failures });
+      }
+    }
+    return [...byTopic.values()];
   };
 
   return {
     send(topic, message) {
       inFlight += 1;
-      const d = destinationOf(topic);
+      const d = destinationOf(topic, message.partition ?? undefined);
       const promise = new Promise<void>((resolve, reject) =>
         d.items.push({
           topic,
@@ -203,7 +219,7 @@ export const createBatchSender = ({
       }
     },
     pending: () => inFlight,
-    failing: () => [...destinations.values()].flatMap((d) => (d.trouble ? [{ ...d.trouble }] : [])),
+    failing: failingTopics,
     close() {
       closed = true;
     },

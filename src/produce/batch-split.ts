@@ -1,10 +1,7 @@
 /**
- * Pure helpers that keep one `sendBatch` refusable only as a whole: what one request may carry,
- * and how a refused request is split. The broker refuses a partition's record batch above the
- * topic's `max.message.bytes` while it appends the other partitions of the same request, and
- * kafkajs does not say which partition failed: a batch resent after such a partial refusal
- * duplicates what was appended. So a request never carries more than `maxBatchBytes` in all
- * (which caps every partition in it), and a message bigger than that travels alone.
+ * Pure helpers for what one `sendBatch` may carry: the broker refuses a partition's record
+ * batch above the topic's `max.message.bytes`, so a request never carries more than
+ * `maxBatchBytes` in all, and a message bigger than that travels alone.
  */
 import type { Message } from 'kafkajs';
 
@@ -50,20 +47,4 @@ export const takeCount = <T>(items: readonly T[], start: number, sizeOf: (item: 
     if (bytes > maxBytes) return n === 0 ? 1 : n;
   }
   return n;
-};
-
-/**
- * A refused request's items grouped by destination: topic and explicit partition (a message
- * without one is grouped by topic alone), first-seen order kept within and across groups.
- */
-export const groupByDestination = <T extends { topic: string; message: Message }>(items: readonly T[]): T[][] => {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const partition = item.message.partition;
-    const key = partition === undefined || partition === null ? `${item.topic}\0*` : `${item.topic}\0${partition}`;
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return [...groups.values()];
 };

@@ -3,11 +3,15 @@
  * downstream (the user's key, value, headers and original timestamp, plus
  * `sluice-waited-ms`), a retry tier (park headers, on the producer's partition of the tier
  * chosen by the wait), the dead-letter topic (park headers plus the reason).
+ * Every message names its partition: downstream, the one Kafka's default partitioner picks for
+ * the key (murmur2), a message without a key round-robin. So the sender can keep each request
+ * to one partition, and a resend never repeats what another partition appended.
  */
 import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import { deadLetterMessage, MessageContent, parkMessage } from '../park/park-message';
 import { DeadLetterReason, forwardHeaders, ParkInfo } from '../park/park-headers';
+import { partitionForKey } from '../park/murmur2';
 import { chooseTier, Tier } from '../park/tiers';
 import type { Sender } from './batch-sender';
 
@@ -23,7 +27,7 @@ export interface WriterTopics {
   downstream: string;
   deadLetter: string;
   tiers: readonly Tier[];
-  /** Partition count of every tier topic and of the dead-letter topic. */
+  /** Partition count of the downstream topic, of every tier topic and of the dead-letter topic (read at start). */
   partitions: ReadonlyMap<string, number>;
 }
 
@@ -33,6 +37,13 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     if (n === undefined) throw new SluiceError('INTERNAL', `no partition count known for topic ${topic}`);
     return n;
   };
+  const downstreamPartitions = partitionsOf(topics.downstream);
+  let roundRobin = 0;
+  const downstreamPartition = (key: MessageContent['key']): number => {
+    if (key !== null && key !== undefined) return partitionForKey(key, downstreamPartitions);
+    roundRobin = (roundRobin + 1) % downstreamPartitions;
+    return roundRobin;
+  };
 
   return {
     forward(content, { timestamp, waitedMs, attempt }) {
@@ -41,6 +52,7 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
         value: content.value,
         headers: forwardHeaders(content.headers, waitedMs, attempt),
         timestamp,
+        partition: downstreamPartition(content.key),
       });
     },
     async park(content, info, tier) {

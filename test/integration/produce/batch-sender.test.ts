@@ -2,12 +2,17 @@
  * The batch sender against the real broker: bursts bigger than one partition's record-batch
  * limit (the broker's default max.message.bytes, 1 MiB) reach Kafka exactly once, checked by
  * id, whether keyed (forwarded) or on an explicit partition (parked); a single message too
- * large for the topic is refused alone.
+ * large for the topic is refused alone. And a topic written the moment it is created (its
+ * partitions' leaders not serving yet, as after a leader election) gets every message once:
+ * one partition's refusal no longer makes the sender resend what the others appended.
  */
 import pino from 'pino';
-import type { Kafka, Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
+import { createProducer } from '../../../src/app/wiring';
 import { createBatchSender } from '../../../src/produce/batch-sender';
 import { consumeAll, createKafka, createTopic } from '../../helpers/kafka';
+import { randomTopicName } from '../../helpers/names';
+import { waitFor } from '../../helpers/wait';
 
 const logger = pino({ level: 'silent' });
 const body = (id: string, bytes: number): string => `${id}:`.padEnd(bytes, 'x');
@@ -49,5 +54,37 @@ describe('when bursts bigger than 1 MiB for one partition are sent through the r
     expect(received).toHaveLength(ids.length);
     expect(new Set(received).size).toBe(received.length);
     expect([...received].sort()).toEqual([...ids].sort());
+  }, 60_000);
+});
+
+/** Creates a 3-partition topic and returns as soon as metadata names a leader for each (a moment before the leader serves it). */
+const createLedTopic = async (admin: Admin, topic: string): Promise<void> => {
+  await admin.createTopics({ waitForLeaders: false, topics: [{ topic, numPartitions: 3 }] });
+  await waitFor(async () => {
+    const meta = await admin.fetchTopicMetadata({ topics: [topic] }).catch(() => undefined);
+    return meta?.topics[0]?.partitions.length === 3 && meta.topics[0].partitions.every((p) => p.leader >= 0);
+  }, { timeoutMs: 10_000, intervalMs: 20, message: `leaders of ${topic}` });
+};
+
+describe('when a topic is written the moment it is created, before every partition\'s leader serves it', () => {
+  it('appends every message exactly once on each of ten such topics (a request refused for one partition repeats nothing)', async () => {
+    const kafka = createKafka();
+    const producer = createProducer(kafka);
+    const admin = kafka.admin();
+    await Promise.all([producer.connect(), admin.connect()]);
+    try {
+      const sender = createBatchSender({ producer, logger, backoffMs: [20] });
+      const totals: number[] = [];
+      for (let round = 0; round < 10; round += 1) {
+        const topic = randomTopicName('sender-fresh');
+        await createLedTopic(admin, topic);
+        await Promise.all(Array.from({ length: 30 }, (_, i) => sender.send(topic, { key: `producer-${i % 4}`, value: body(`${round}-${i}`, 50), partition: i % 3 })));
+        const ends = await admin.fetchTopicOffsets(topic);
+        totals.push(ends.reduce((sum, end) => sum + Number(end.high), 0));
+      }
+      expect(totals).toEqual(Array.from({ length: 10 }, () => 30));
+    } finally {
+      await Promise.all([producer.disconnect(), admin.disconnect()]);
+    }
   }, 60_000);
 });

@@ -19,6 +19,57 @@ describe('when several messages are sent in one tick', () => {
   });
 });
 
+/**
+ * Kafka answers a produce per partition; kafkajs throws for the whole request when one
+ * partition failed. This broker appends every partition of a request but the refused one.
+ */
+const partitionRefusingBroker = (refusals: number) => {
+  const appended: string[] = [];
+  const requests: number[][] = [];
+  const producer = {
+    sendBatch: async (b: { topicMessages: TopicMessages[] }) => {
+      const messages = b.topicMessages.flatMap((t) => t.messages);
+      requests.push([...new Set(messages.map((m) => m.partition ?? -1))]);
+      let refused = false;
+      for (const m of messages) {
+        if (m.partition === 1 && refusals > 0) refused = true;
+        else appended.push(String(m.value));
+      }
+      if (refused) {
+        refusals -= 1;
+        throw Object.assign(new Error('This server is not the leader for that topic-partition'), { type: 'NOT_LEADER_FOR_PARTITION' });
+      }
+    },
+  };
+  return { appended, requests, producer };
+};
+
+describe('when one partition refuses a send that the other partitions of the topic would append (leader moving, topic just created)', () => {
+  it('sends each partition in its own request, so the retry repeats nothing another partition appended', async () => {
+    const { appended, requests, producer } = partitionRefusingBroker(2);
+    const sender = createBatchSender({ producer, logger, backoffMs: [5] });
+    const values = Array.from({ length: 30 }, (_, i) => String(i));
+    await Promise.all(values.map((v, i) => sender.send('down', { key: null, value: v, partition: i % 3 })));
+    expect([...appended].sort()).toEqual([...values].sort());
+    expect(requests.every((partitions) => partitions.length === 1)).toBe(true);
+    expect(requests.filter(([p]) => p === 1)).toHaveLength(3);
+  });
+
+  it('reports the topic failing once, with the failures of its partitions summed', async () => {
+    const producer = {
+      sendBatch: async () => {
+        throw Object.assign(new Error('gone'), { type: 'UNKNOWN_TOPIC_OR_PARTITION' });
+      },
+    };
+    const sender = createBatchSender({ producer, logger, backoffMs: [50] });
+    const sends = [0, 1, 2].map((partition) => sender.send('down', { key: null, value: 'x', partition }));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(sender.failing()).toEqual([expect.objectContaining({ destination: 'down', failures: 3, code: 'UNKNOWN_TOPIC_OR_PARTITION' })]);
+    sender.close();
+    expect((await Promise.allSettled(sends)).map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+  });
+});
+
 describe('when the broker fails a send with a retriable error', () => {
   it('retries the same batch before sending anything newer', async () => {
     const sent: string[][] = [];
@@ -103,8 +154,8 @@ describe('when a burst for one partition is bigger than the broker accepts in on
   });
 });
 
-describe('when a topic accepts less than maxBatchBytes and a request spanning two partitions is refused', () => {
-  it('resends by partition then in halves, appends every message and rejects only the oversize one', async () => {
+describe('when a topic accepts less than maxBatchBytes and a request of several messages is refused', () => {
+  it('resends it in halves, appends every message and rejects only the oversize one', async () => {
     const { appended, producer } = partialBroker(3000);
     const sender = createBatchSender({ producer, logger, maxBatchBytes: 512 * 1024 });
     const sends = [sender.send('t', sized(1, 1000, 0)), sender.send('t', sized(2, 1000, 0)), sender.send('t', sized(3, 4000, 0))];

@@ -1,4 +1,4 @@
-import { groupByDestination, messageBytes, takeCount } from '../../../src/produce/batch-split';
+import { messageBytes, takeCount } from '../../../src/produce/batch-split';
 
 describe('when the next request is taken from a queue', () => {
   const size = (n: number) => n;
@@ -24,13 +24,5 @@ describe('when a message is sized', () => {
     const bare = messageBytes({ key: null, value: null });
     expect(messageBytes({ key: 'ab', value: Buffer.alloc(10) })).toBe(bare + 12);
     expect(messageBytes({ value: null, headers: { h: ['12', '34'] } })).toBeGreaterThan(bare + 4);
-  });
-});
-
-describe('when a refused request is split by destination', () => {
-  it('groups by topic and explicit partition, keeping first-seen order', () => {
-    const m = (topic: string, value: string, partition?: number) => ({ topic, message: { value, partition } });
-    const groups = groupByDestination([m('a', '1', 0), m('a', '2', 1), m('b', '3'), m('a', '4', 0), m('b', '5')]);
-    expect(groups.map((g) => g.map((x) => x.message.value))).toEqual([['1', '4'], ['2'], ['3', '5']]);
   });
 });

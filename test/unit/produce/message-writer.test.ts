@@ -1,0 +1,53 @@
+/**
+ * Every downstream message names its partition (the sender keeps a request to one partition),
+ * the very partition kafkajs's default partitioner would have picked for a keyed message.
+ */
+import { Partitioners, type Message } from 'kafkajs';
+import type { Sender } from '../../../src/produce/batch-sender';
+import { createMessageWriter } from '../../../src/produce/message-writer';
+
+const recordingSender = () => {
+  const sent: { topic: string; message: Message }[] = [];
+  const sender: Sender = {
+    send: async (topic, message) => void sent.push({ topic, message }),
+    flush: async () => undefined,
+    pending: () => 0,
+    failing: () => [],
+    close: () => undefined,
+  };
+  return { sent, sender };
+};
+
+const writerWith = (sender: Sender, downstreamPartitions: number) =>
+  createMessageWriter({
+    sender,
+    clock: { now: () => 1_000 },
+    topics: { downstream: 'down', deadLetter: 'dlq', tiers: [], partitions: new Map([['down', downstreamPartitions], ['dlq', 1]]) },
+  });
+
+describe('when a message is forwarded downstream', () => {
+  it('names the partition kafkajs\'s default partitioner picks for its key', async () => {
+    const { sent, sender } = recordingSender();
+    const writer = writerWith(sender, 7);
+    const keys = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? `producer-${i}` : Buffer.from(`bytes-${i}`)));
+    for (const key of keys) await writer.forward({ key, value: 'v', headers: {} }, { timestamp: '1', waitedMs: 0 });
+    const kafkajs = Partitioners.DefaultPartitioner();
+    const partitionMetadata = Array.from({ length: 7 }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
+    expect(sent.map((s) => s.message.partition)).toEqual(keys.map((key) => kafkajs({ topic: 'down', partitionMetadata, message: { key, value: 'v' } })));
+    expect(new Set(sent.map((s) => s.message.partition)).size).toBe(7);
+  });
+
+  it('spreads messages without a key over every partition in turn', async () => {
+    const { sent, sender } = recordingSender();
+    const writer = writerWith(sender, 3);
+    for (let i = 0; i < 6; i += 1) await writer.forward({ key: null, value: String(i), headers: {} }, { timestamp: '1', waitedMs: 0 });
+    const partitions = sent.map((s) => s.message.partition as number);
+    expect([...partitions.slice(0, 3)].sort()).toEqual([0, 1, 2]);
+    expect(partitions.slice(3)).toEqual(partitions.slice(0, 3));
+  });
+
+  it('refuses to start without the downstream topic\'s partition count', () => {
+    const { sender } = recordingSender();
+    expect(() => createMessageWriter({ sender, clock: { now: () => 0 }, topics: { downstream: 'down', deadLetter: 'dlq', tiers: [], partitions: new Map() } })).toThrow(/no partition count known for topic down/);
+  });
+});
