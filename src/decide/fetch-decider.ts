@@ -61,8 +61,8 @@ export const createFetchDecider = ({
       const now = clock.now();
       return group.indexes.map(() => ({ kind: 'forward', at: now }));
     }
-    const reply: GuardedDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size), now: asOf });
-    if (asOf === undefined && !reply.fallback) observe?.(reply.now);
+    const reply: GuardedDecision = await store.decide({ producer, rule: rule.limit, sizes: group.indexes.map((i) => candidates[i].size), asOf });
+    if (!reply.fallback) observe?.(reply.now);
     const now = clock.now();
     return mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, now) : enforceVerdicts(reply, now, holdMaxMs, reply.unpaced ? 0 : spacingOf(rule.limit));
   };

@@ -51,10 +51,10 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
     }
   };
 
-  const decide = async ({ producer, rule, sizes, now: given }: DecideRequest): Promise<BatchDecision> => {
+  const decide = async ({ producer, rule, sizes, now: given, asOf }: DecideRequest): Promise<BatchDecision> => {
     const now = given ?? clock.now();
     if (sizes.length === 0) return { now, decisions: [] };
-    const outcome = decideBatch(rule, live(producer, now)?.state, now, sizes);
+    const outcome = decideBatch(rule, live(producer, now)?.state, now, sizes, asOf);
     entries.set(producer, { state: outcome.state, expiresAt: outcome.expiresAt });
     sweepStep(now);
     return { now, decisions: outcome.decisions };

@@ -79,10 +79,10 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
   const commands = redis as unknown as LimiterCommands;
   const cache = new WeakMap<LimitRule, string[]>();
 
-  const decide = async ({ producer, rule, sizes, now }: DecideRequest): Promise<BatchDecision> => {
+  const decide = async ({ producer, rule, sizes, now, asOf }: DecideRequest): Promise<BatchDecision> => {
     if (sizes.length === 0) return { now: now ?? Date.now(), decisions: [] };
     const notAfter = clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + LATE_MS));
-    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter];
+    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter, asOf === undefined ? '' : String(asOf)];
     if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
     const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), timeoutMs, 'decide');
     if (Number(reply[1]) === -1) {

@@ -51,8 +51,14 @@ export interface DecideRequest {
   rule: LimitRule;
   /** Message sizes in bytes, in arrival order. */
   sizes: number[];
-  /** Tests only: decide as of this instant instead of the store's clock. */
+  /** Tests only: the store's clock reads this instant. */
   now?: number;
+  /**
+   * Decide the buckets as of this earlier instant (a retry decided a little late keeps its
+   * turn's time). The state is still read, clamped and kept on the store's clock, and windows
+   * count at it: a decision as of the past takes back no reservation made since.
+   */
+  asOf?: number;
 }
 
 export interface ProducerState {

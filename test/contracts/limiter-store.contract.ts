@@ -107,6 +107,33 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
       });
     });
 
+    describe('when a retry is decided as of an earlier instant (its turn, a little late)', () => {
+      const asOf = (producer: string, spec: ReturnType<typeof rule>, sizes: number[], at: number, turn: number) =>
+        sut.store.decide({ producer, rule: spec, sizes, now: T0 + at, asOf: T0 + turn });
+
+      it('takes back no reservation made since: a full queue stays full for the next message', async () => {
+        const spec = rule({ rate: '10/s', queue: 2 });
+        expect(brief((await decide('p', spec, ones(3), 1000)).decisions)).toEqual(['+1000', '+1100', '+1200']);
+        const late = await asOf('p', spec, ones(1), 1000, 200);
+        expect(late.now).toBe(T0 + 1000);
+        expect(brief(late.decisions)).toEqual(['x+1100 rate']);
+        expect(brief((await decide('p', spec, ones(1), 1000)).decisions)).toEqual(['x+1200 rate']);
+      });
+
+      it('releases on the turn when the bucket was free then, and the next message follows one interval later', async () => {
+        const spec = rule({ rate: '10/s', queue: 2 });
+        expect(brief((await asOf('p', spec, ones(2), 1000, 700)).decisions)).toEqual(['+700', '+800']);
+        expect(brief((await decide('p', spec, ones(1), 1000)).decisions)).toEqual(['+1000']);
+      });
+
+      it('admits by the token bucket as of the turn too, without moving its state back', async () => {
+        const spec = rule({ algorithm: 'token-bucket', rate: '10/s', burst: 2 });
+        expect(brief((await decide('p', spec, ones(2), 1000)).decisions)).toEqual(['+1000', '+1000']);
+        expect(brief((await asOf('p', spec, ones(1), 1000, 200)).decisions)).toEqual(['x+1100 rate']);
+        expect(brief((await decide('p', spec, ones(1), 1000)).decisions)).toEqual(['x+1200 rate']);
+      });
+    });
+
     describe('when a producer is idle', () => {
       it('forgets its state once its bucket is empty and its windows are over', async () => {
         const spec = rule({ rate: '10/s', queue: '1s', limits: ['5/m log'] });

@@ -31,10 +31,13 @@ const latestRefusal = (refusals: Refusal[]): Refusal => {
   return best;
 };
 
-/** Decides one message on `state` (changed in place); returns the refusal to repeat, if refused. */
-const decideOne = (rule: LimitRule, state: KeyState, now: number, size: number): { decision: Decision; refusal?: Refusal } => {
+/**
+ * Decides one message on `state` (changed in place): its buckets as of `asOf`, its windows at
+ * `now`; returns the refusal to repeat, if refused.
+ */
+const decideOne = (rule: LimitRule, state: KeyState, asOf: number, now: number, size: number): { decision: Decision; refusal?: Refusal } => {
   const token = rule.algorithm === 'token-bucket';
-  const verdict = token ? tokenVerdict(rule, state, now, size) : leakyVerdict(rule, state, now, size);
+  const verdict = token ? tokenVerdict(rule, state, asOf, size) : leakyVerdict(rule, state, asOf, size);
   const refusals = [...verdict.refusals];
   rule.windows.forEach((limit, j) => {
     const notBefore = windowCheck(limit, state.windows[j]);
@@ -43,7 +46,7 @@ const decideOne = (rule: LimitRule, state: KeyState, now: number, size: number):
     }
   });
   if (refusals.length === 0) {
-    if (token) tokenCharge(rule, state, now, size);
+    if (token) tokenCharge(rule, state, asOf, size);
     else leakyCharge(rule, state, verdict.at, size);
     rule.windows.forEach((limit, j) => windowCharge(limit, state.windows[j], now));
     return { decision: { admitted: true, at: Math.ceil(verdict.at) } };
@@ -59,7 +62,11 @@ const refuse = (rule: LimitRule, state: KeyState, refusal: Refusal, size: number
   return { admitted: false, at: Math.ceil(notBefore), reason: reasonOf(rule, refusal.limit) };
 };
 
-export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[]): BatchOutcome => {
+/**
+ * `now`: the store's clock (the state is read and clamped at it, windows count at it);
+ * `asOf`: the instant the buckets are decided at (DecideRequest.asOf), `now` when not given.
+ */
+export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[], asOf = now): BatchOutcome => {
   const state = readState(rule, stored, now);
   rule.windows.forEach((limit, j) => windowPrune(limit, state.windows[j], now));
   const decisions: Decision[] = [];
@@ -69,7 +76,7 @@ export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: 
       decisions.push(refuse(rule, state, first, size));
       continue;
     }
-    const { decision, refusal } = decideOne(rule, state, now, size);
+    const { decision, refusal } = decideOne(rule, state, asOf, now, size);
     decisions.push(decision);
     first = refusal;
   }

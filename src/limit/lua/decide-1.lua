@@ -15,10 +15,13 @@ ARGV[8]  k, the number of messages
 ARGV[9]  not after: the latest instant (epoch ms, same clock as now) the decision may be taken,
          or '' for none. A call that runs later (it waited behind a stalled Redis and its caller
          has given up) changes nothing and replies { now, -1 }.
-ARGV[10 .. 9+k]  the message sizes in bytes (only when ARGV[6] is not '')
+ARGV[10] as of: the instant the buckets are decided at (a retry a little late keeps its turn's
+         time), or '' for now. The state is still read and clamped at now and windows count at
+         now, so a decision as of the past takes back no reservation made since.
+ARGV[11 .. 10+k]  the message sizes in bytes (only when ARGV[6] is not '')
 
 Reply: { now, code_1, at_1, ..., code_k, at_k }, integers. code 0: admitted, released at `at`
-(leaky: R; token: now); code 1: refused by the rate, 2: by bytes, 2 + j: by window j (1-based),
+(leaky: R; token: the as-of instant); code 1: refused by the rate, 2: by bytes, 2 + j: by window j (1-based),
 with notBefore `at`.
 
 State (one string value; PX = when the buckets are empty and the windows over):
@@ -50,6 +53,7 @@ local fp, algorithm = ARGV[2], ARGV[3]
 local T, cap = tonumber(ARGV[4]), tonumber(ARGV[5])
 local byteT = tonumber(ARGV[6])
 local k = tonumber(ARGV[8])
+local asOf = tonumber(ARGV[10]) or now
 
 -- the rule's windows
 local limits = {}
@@ -141,16 +145,16 @@ end
 -- one message: returns code, at, notBefore candidate and spread of the refusal
 local function decide_one(size)
   local refusals = {}
-  local at = now
+  local at = asOf
   if algorithm == 'l' then
-    at = math.max(now, tat, btat)
-    if at - now > cap then
+    at = math.max(asOf, tat, btat)
+    if at - asOf > cap then
       if byteT and btat > tat then refusals[1] = { 2, at - cap, size * byteT }
       else refusals[1] = { 1, at - cap, T } end
     end
   else
-    if tat - now > cap then refusals[#refusals + 1] = { 1, tat - cap, T } end
-    if byteT and btat - now > cap then refusals[#refusals + 1] = { 2, btat - cap, size * byteT } end
+    if tat - asOf > cap then refusals[#refusals + 1] = { 1, tat - cap, T } end
+    if byteT and btat - asOf > cap then refusals[#refusals + 1] = { 2, btat - cap, size * byteT } end
   end
   for j, lim in ipairs(limits) do
     local nb = window_check(lim, ws[j])
@@ -161,8 +165,8 @@ local function decide_one(size)
       tat = at + T
       if byteT then btat = at + size * byteT end
     else
-      tat = math.max(tat, now) + T
-      if byteT then btat = math.max(btat, now) + size * byteT end
+      tat = math.max(tat, asOf) + T
+      if byteT then btat = math.max(btat, asOf) + size * byteT end
     end
     for j, lim in ipairs(limits) do window_charge(lim, ws[j]) end
     return nil, at
@@ -185,7 +189,7 @@ end
 local reply = { now }
 local first = nil
 for i = 1, k do
-  local size = tonumber(ARGV[9 + i]) or 0
+  local size = tonumber(ARGV[10 + i]) or 0
   if first then
     reply[#reply + 1] = first[1]
     reply[#reply + 1] = refuse(first, size)

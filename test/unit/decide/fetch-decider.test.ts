@@ -81,11 +81,11 @@ describe('when the store answers on its own clock', () => {
     ]);
   });
 
-  it('decides a late retry as of its turn, without moving the flow clock', async () => {
+  it('decides a late retry as of its turn on the store\'s own clock (asOf, never `now`), and the reply still sets the flow clock', async () => {
     const { store, calls } = fakeStore();
     const { decider, clock } = build(store);
     await decider.decide([{ ...c('a'), asOf: 999_000 }, c('a')]);
-    expect(calls.map((x) => [x.sizes.length, x.now])).toEqual([[1, 999_000], [1, undefined]]);
+    expect(calls.map((x) => [x.sizes.length, x.now, x.asOf])).toEqual([[1, undefined, 999_000], [1, undefined, undefined]]);
     expect(clock.offset()).toBe(10_000);
   });
 });
