@@ -14,6 +14,7 @@ import { measureLatency } from './latency';
 import { measureMemory, type MemoryResult } from './memory';
 import { renderTable } from './report';
 import { servicesEnv } from './services-env';
+import { buildSides } from './side';
 import { benchSettings, type Phase } from './settings';
 import { buildResult, type LatencySummary, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
 import { measureThroughput } from './throughput';
@@ -25,6 +26,7 @@ const say = (text: string): void => {
 
 const main = async (): Promise<void> => {
   const settings = benchSettings(process.env);
+  buildSides();
   const loadBefore = os.loadavg();
   const ctx = await createContext(servicesEnv(process.env));
   // Interrupted: remove the run's topics (sides end by themselves when this process goes).
@@ -85,7 +87,7 @@ const main = async (): Promise<void> => {
       date,
       environment: {
         node: process.version, cpus: os.cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg(),
-        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (node --import tsx), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree',
+        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (compiled: node dist/main.js and the pipe compiled by tsc), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree',
       },
       throughput, latency, latencyLow,
       accuracy: selected('accuracy') ? {

@@ -1,10 +1,12 @@
 /**
- * One measured side as a child process: the sidecar (`src/main.ts run`, exactly what
- * `sluice run` executes) or the plain pipe (pipe-worker.ts). Both start with the same node
- * flags (tsx loader, --expose-gc, the usage probe preloaded), so each has its own process,
- * event loop and CPU account, apart from the harness that produces and measures.
+ * One measured side as a child process: the sidecar (`dist/main.js run`, what the image runs)
+ * or the plain pipe (pipe-worker.ts compiled by tsc the same way). Both run as compiled
+ * JavaScript under plain node with the same flags (--expose-gc, the usage probe preloaded), so
+ * each has its own process, event loop and CPU account, apart from the harness that produces
+ * and measures. (Under tsx every function created at run time goes through esbuild's naming
+ * helper: 10–20 % more CPU for the sidecar, whose per-message code makes closures.)
  */
-import { ChildProcess, fork } from 'node:child_process';
+import { ChildProcess, execFileSync, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 
@@ -29,8 +31,20 @@ export interface Side {
 const ROOT = path.resolve(__dirname, '../..');
 /** BENCH_SLUICE_ROOT=<dir>: run the sidecar from another work tree (a scratch copy with a candidate fix). */
 const rootOf = (kind: SideKind): string => (kind === 'sluice' && process.env.BENCH_SLUICE_ROOT) || ROOT;
-const ENTRY: Record<SideKind, string> = { sluice: 'src/main.ts', pipe: 'bench/pipeline/pipe-worker.ts' };
-const EXEC_ARGV = ['--import', 'tsx', '--expose-gc', '-r', path.join(ROOT, 'bench/common/probe.cjs')];
+/** Where the pipe is compiled to: inside node_modules, so its imports resolve as from the work tree. */
+const PIPE_BUILD = path.join(ROOT, 'node_modules/.cache/sluice-bench');
+const entryOf = (kind: SideKind): string =>
+  kind === 'sluice' ? path.join(rootOf(kind), 'dist/main.js') : path.join(PIPE_BUILD, 'bench/pipeline/pipe-worker.js');
+const EXEC_ARGV = ['--expose-gc', '-r', path.join(ROOT, 'bench/common/probe.cjs')];
+
+/** Compiles both sides before a run: `npm run build` in the sidecar's work tree, tsc for the pipe. */
+export const buildSides = (): void => {
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: rootOf('sluice'), stdio: 'inherit' });
+  execFileSync(process.execPath, [
+    require.resolve('typescript/bin/tsc'), '--outDir', PIPE_BUILD, '--rootDir', ROOT, '--target', 'ES2022', '--module', 'commonjs',
+    '--moduleResolution', 'node', '--esModuleInterop', '--skipLibCheck', '--resolveJsonModule', path.join(ROOT, 'bench/pipeline/pipe-worker.ts'),
+  ], { cwd: ROOT, stdio: 'inherit' });
+};
 /** BENCH_CPU_PROF=<dir>: every side writes a V8 CPU profile there (node --cpu-prof). */
 const execArgv = (): string[] => {
   const dir = process.env.BENCH_CPU_PROF;
@@ -48,7 +62,7 @@ const waitHttpReady = async (port: number, deadline: number, child: ChildProcess
 
 export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: string, httpPort?: number): Side => {
   const log = openSync(logFile, 'a');
-  const child = fork(path.join(rootOf(kind), ENTRY[kind]), kind === 'sluice' ? ['run'] : [], {
+  const child = fork(entryOf(kind), kind === 'sluice' ? ['run'] : [], {
     cwd: rootOf(kind), env, execArgv: execArgv(), stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
