@@ -54,9 +54,10 @@ export interface DecideRequest {
   /** Tests only: the store's clock reads this instant. */
   now?: number;
   /**
-   * Decide the buckets as of this earlier instant (a retry decided a little late keeps its
-   * turn's time). The state is still read, clamped and kept on the store's clock, and windows
-   * count at it: a decision as of the past takes back no reservation made since.
+   * A retry's earlier turn (decided a little late, it keeps its turn's time): its buckets'
+   * slots are counted from this instant, so a slot the bucket left free since can be taken.
+   * Everything else is on the store's clock: the state is read and clamped at it and every
+   * limit admits at it, so no reservation made since is taken back.
    */
   asOf?: number;
 }

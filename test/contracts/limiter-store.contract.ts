@@ -121,9 +121,17 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
       });
 
       it('releases on the turn when the bucket was free then, and the next message follows one interval later', async () => {
-        const spec = rule({ rate: '10/s', queue: 2 });
+        const spec = rule({ rate: '10/s', queue: 2, limits: ['100/m log'] }); // the window keeps the key
+        expect(brief((await decide('p', spec, ones(1), 500)).decisions)).toEqual(['+500']);
         expect(brief((await asOf('p', spec, ones(2), 1000, 700)).decisions)).toEqual(['+700', '+800']);
         expect(brief((await decide('p', spec, ones(1), 1000)).decisions)).toEqual(['+1000']);
+      });
+
+      it('takes a slot the bucket left free between its turn and now (queue 0: strict spacing)', async () => {
+        const spec = rule({ rate: '10/s', queue: 0, limits: ['100/m log'] }); // the window keeps the key
+        expect(brief((await decide('p', spec, ones(1), 800)).decisions)).toEqual(['+800']);
+        expect(brief((await asOf('p', spec, ones(2), 1000, 700)).decisions)).toEqual(['+900', '+1000']);
+        expect(brief((await decide('p', spec, ones(1), 1000)).decisions)).toEqual(['x+1100 rate']);
       });
 
       it('admits by the token bucket as of the turn too, without moving its state back', async () => {

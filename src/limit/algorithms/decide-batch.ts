@@ -32,12 +32,12 @@ const latestRefusal = (refusals: Refusal[]): Refusal => {
 };
 
 /**
- * Decides one message on `state` (changed in place): its buckets as of `asOf`, its windows at
- * `now`; returns the refusal to repeat, if refused.
+ * Decides one message on `state` (changed in place) at `now`, its buckets' slots counted from
+ * `asOf` (a retry's earlier turn); returns the refusal to repeat, if refused.
  */
 const decideOne = (rule: LimitRule, state: KeyState, asOf: number, now: number, size: number): { decision: Decision; refusal?: Refusal } => {
   const token = rule.algorithm === 'token-bucket';
-  const verdict = token ? tokenVerdict(rule, state, asOf, size) : leakyVerdict(rule, state, asOf, size);
+  const verdict = token ? tokenVerdict(rule, state, now, size, asOf) : leakyVerdict(rule, state, now, size, asOf);
   const refusals = [...verdict.refusals];
   rule.windows.forEach((limit, j) => {
     const notBefore = windowCheck(limit, state.windows[j]);
@@ -63,11 +63,15 @@ const refuse = (rule: LimitRule, state: KeyState, refusal: Refusal, size: number
 };
 
 /**
- * `now`: the store's clock (the state is read and clamped at it, windows count at it);
- * `asOf`: the instant the buckets are decided at (DecideRequest.asOf), `now` when not given.
+ * `now`: the store's clock: the state is read and clamped at it, every limit admits at it.
+ * `asOf` (DecideRequest.asOf, `now` when not given): a retry's earlier turn, from which its
+ * buckets' slots are counted — a slot left free since then can be taken, none given since
+ * (a producer whose state was forgotten counts from now).
  */
 export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[], asOf = now): BatchOutcome => {
   const state = readState(rule, stored, now);
+  // A forgotten key says nothing of the time before now: slots are counted from now.
+  const from = stored === undefined ? now : asOf;
   rule.windows.forEach((limit, j) => windowPrune(limit, state.windows[j], now));
   const decisions: Decision[] = [];
   let first: Refusal | undefined;
@@ -76,7 +80,7 @@ export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: 
       decisions.push(refuse(rule, state, first, size));
       continue;
     }
-    const { decision, refusal } = decideOne(rule, state, asOf, now, size);
+    const { decision, refusal } = decideOne(rule, state, from, now, size);
     decisions.push(decision);
     first = refusal;
   }

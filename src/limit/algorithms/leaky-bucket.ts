@@ -1,15 +1,17 @@
 /**
  * Leaky bucket (shaping), DESIGN.md: one release time R = max(now, tat_i) for every bucket
  * of the rule; admitted at R while R - now <= capacity, each bucket then at R + cost_i × T_i;
- * otherwise refused from R - capacity by the bucket that set R.
+ * otherwise refused from R - capacity by the bucket that set R. A retry decided as of its
+ * earlier turn (`from` < now) may take a slot from its turn on that the bucket left free:
+ * R = max(from, tat_i), still admitted only while R - now <= capacity.
  */
 import type { LimitRule } from '../types';
 import type { KeyState } from './key-state';
 import { LIMIT_BYTES, LIMIT_RATE, type BucketVerdict } from './verdict';
 
-export const leakyVerdict = (rule: LimitRule, state: KeyState, now: number, size: number): BucketVerdict => {
+export const leakyVerdict = (rule: LimitRule, state: KeyState, now: number, size: number, from = now): BucketVerdict => {
   const hasBytes = rule.byteIntervalMs !== undefined;
-  const release = Math.max(now, state.tat, hasBytes ? state.btat : 0);
+  const release = Math.max(from, state.tat, hasBytes ? state.btat : 0);
   if (release - now <= rule.capacityMs) return { ok: true, at: release, refusals: [] };
   const bytesSetIt = hasBytes && state.btat > state.tat;
   return {

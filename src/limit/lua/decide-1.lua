@@ -15,9 +15,10 @@ ARGV[8]  k, the number of messages
 ARGV[9]  not after: the latest instant (epoch ms, same clock as now) the decision may be taken,
          or '' for none. A call that runs later (it waited behind a stalled Redis and its caller
          has given up) changes nothing and replies { now, -1 }.
-ARGV[10] as of: the instant the buckets are decided at (a retry a little late keeps its turn's
-         time), or '' for now. The state is still read and clamped at now and windows count at
-         now, so a decision as of the past takes back no reservation made since.
+ARGV[10] as of: a retry's earlier turn, from which its buckets' slots are counted (a slot left
+         free since can be taken), or '' for now; now when the key is gone. The state is read
+         and clamped at now and every limit admits at now, so no reservation made since is
+         taken back.
 ARGV[11 .. 10+k]  the message sizes in bytes (only when ARGV[6] is not '')
 
 Reply: { now, code_1, at_1, ..., code_k, at_k }, integers. code 0: admitted, released at `at`
@@ -78,6 +79,9 @@ if raw then
     end
   end
 end
+
+-- a forgotten key says nothing of the time before now: slots are counted from now
+if not raw then asOf = now end
 
 -- clamp to what the current rule can produce; another rule restarts the tail
 tat = math.min(tat, now + cap + T)
@@ -148,13 +152,13 @@ local function decide_one(size)
   local at = asOf
   if algorithm == 'l' then
     at = math.max(asOf, tat, btat)
-    if at - asOf > cap then
+    if at - now > cap then
       if byteT and btat > tat then refusals[1] = { 2, at - cap, size * byteT }
       else refusals[1] = { 1, at - cap, T } end
     end
   else
-    if tat - asOf > cap then refusals[#refusals + 1] = { 1, tat - cap, T } end
-    if byteT and btat - asOf > cap then refusals[#refusals + 1] = { 2, btat - cap, size * byteT } end
+    if tat - now > cap then refusals[#refusals + 1] = { 1, tat - cap, T } end
+    if byteT and btat - now > cap then refusals[#refusals + 1] = { 2, btat - cap, size * byteT } end
   end
   for j, lim in ipairs(limits) do
     local nb = window_check(lim, ws[j])

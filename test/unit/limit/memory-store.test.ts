@@ -31,6 +31,19 @@ describe('memory store', () => {
     });
   });
 
+  describe('when a retry is decided as of its turn for a producer already forgotten', () => {
+    it('counts its slots from now: nothing is known of the time before (Redis: the key is gone)', async () => {
+      const clock = manualClock(1_000_000);
+      const store = createMemoryStore({ clock });
+      const spacing = compileRule({ rate: '10/s', queue: 0 });
+      if (!spacing.ok) throw new Error('rule');
+      expect((await store.decide({ producer: 'a', rule: spacing.rule, sizes: [1] })).decisions).toEqual([{ admitted: true, at: 1_000_000 }]);
+      clock.advance(200); // its bucket emptied at 1_000_100: forgotten
+      const late = await store.decide({ producer: 'a', rule: spacing.rule, sizes: [1, 1], asOf: 999_900 });
+      expect(late.decisions).toEqual([{ admitted: true, at: 1_000_200 }, { admitted: false, at: 1_000_300, reason: 'rate' }]);
+    });
+  });
+
   describe('when no instant is passed', () => {
     it('decides on its injected clock', async () => {
       const store = createMemoryStore({ clock: manualClock(42_000) });
