@@ -19,6 +19,19 @@ const pinoLevel: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.DEBUG]: 'debug',
 };
 
+/**
+ * A ListOffsets answered "not the leader" / "does not host this topic-partition": a topic just
+ * created whose leader does not serve it yet. kafkajs logs every error answer at error level,
+ * but this one is expected and retried (topics/create-topics.ts waits for it to pass): debug.
+ */
+const LEADER_NOT_READY = /not the leader for that topic-partition|does not host this topic-partition/;
+
+/** The pino level of one kafkajs log entry. */
+export const pinoLevelOf = (level: number, entry: { message?: string; error?: unknown }): 'error' | 'warn' | 'info' | 'debug' => {
+  if (level === logLevel.ERROR && entry.message?.startsWith('Response ListOffsets') && typeof entry.error === 'string' && LEADER_NOT_READY.test(entry.error)) return 'debug';
+  return pinoLevel[level] ?? 'info';
+};
+
 const tlsFiles = [
   { key: 'kafka.sslCa', env: 'SLUICE_KAFKA_SSL_CA', field: 'sslCa' },
   { key: 'kafka.sslCert', env: 'SLUICE_KAFKA_SSL_CERT', field: 'sslCert' },
@@ -80,7 +93,7 @@ export const createKafka = (config: Config, logger: Logger): Kafka => {
     logLevel: logLevel.WARN,
     logCreator: () => ({ level, log: entry }) => {
       const { message, ...rest } = entry;
-      log[pinoLevel[level] ?? 'info']({ namespace: entry.namespace, ...rest }, message);
+      log[pinoLevelOf(level, entry)]({ namespace: entry.namespace, ...rest }, message);
     },
   });
 };

@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { KafkaJSConnectionError, KafkaJSNumberOfRetriesExceeded } from 'kafkajs';
-import { createKafka, kafkaOptionsOf } from '../../../src/app/kafka-client';
+import { KafkaJSConnectionError, KafkaJSNumberOfRetriesExceeded, logLevel } from 'kafkajs';
+import { createKafka, kafkaOptionsOf, pinoLevelOf } from '../../../src/app/kafka-client';
 import { loadConfig } from '../../../src/config';
 import { exitCodeOf, SluiceError } from '../../../src/errors';
 import { createLogger } from '../../../src/logger';
@@ -30,6 +30,17 @@ const capture = () => {
 const sasl = (mechanism: string) => ({ SLUICE_KAFKA_SASL_MECHANISM: mechanism, SLUICE_KAFKA_SASL_USERNAME: 'u', SLUICE_KAFKA_SASL_PASSWORD: 'sasl-pw' });
 
 describe('the Kafka client', () => {
+  describe('when kafkajs logs an answer as an error', () => {
+    it('logs a ListOffsets "not the leader" of a topic just created at debug (it is waited out), every other error as an error', () => {
+      const notLeader = { message: 'Response ListOffsets(key: 2, version: 3)', error: 'This server is not the leader for that topic-partition' };
+      expect(pinoLevelOf(logLevel.ERROR, notLeader)).toBe('debug');
+      expect(pinoLevelOf(logLevel.ERROR, { ...notLeader, error: 'This server does not host this topic-partition' })).toBe('debug');
+      expect(pinoLevelOf(logLevel.ERROR, { ...notLeader, message: 'Response Produce(key: 0, version: 7)' })).toBe('error');
+      expect(pinoLevelOf(logLevel.ERROR, { ...notLeader, error: 'Not authorized to access topics: [Topic authorization failed]' })).toBe('error');
+      expect(pinoLevelOf(logLevel.WARN, { message: 'x' })).toBe('warn');
+    });
+  });
+
   describe('when SASL PLAIN is set without TLS', () => {
     it('warns at creation that the password crosses the network in clear text', () => {
       const { logger, warnings } = capture();
