@@ -33,11 +33,11 @@ const latestRefusal = (refusals: Refusal[]): Refusal => {
 
 /**
  * Decides one message on `state` (changed in place) at `now`, its buckets' slots counted from
- * `asOf` (a retry's earlier turn); returns the refusal to repeat, if refused.
+ * `from` (a retry's earlier turn, else now); returns the refusal to repeat, if refused.
  */
-const decideOne = (rule: LimitRule, state: KeyState, asOf: number, now: number, size: number): { decision: Decision; refusal?: Refusal } => {
+const decideOne = (rule: LimitRule, state: KeyState, now: number, size: number, from: number): { decision: Decision; refusal?: Refusal } => {
   const token = rule.algorithm === 'token-bucket';
-  const verdict = token ? tokenVerdict(rule, state, now, size, asOf) : leakyVerdict(rule, state, now, size, asOf);
+  const verdict = token ? tokenVerdict(rule, state, now, size, from) : leakyVerdict(rule, state, now, size, from);
   const refusals = [...verdict.refusals];
   rule.windows.forEach((limit, j) => {
     const notBefore = windowCheck(limit, state.windows[j]);
@@ -46,7 +46,7 @@ const decideOne = (rule: LimitRule, state: KeyState, asOf: number, now: number, 
     }
   });
   if (refusals.length === 0) {
-    if (token) tokenCharge(rule, state, asOf, size);
+    if (token) tokenCharge(rule, state, from, size);
     else leakyCharge(rule, state, verdict.at, size);
     rule.windows.forEach((limit, j) => windowCharge(limit, state.windows[j], now));
     return { decision: { admitted: true, at: Math.ceil(verdict.at) } };
@@ -80,7 +80,7 @@ export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: 
       decisions.push(refuse(rule, state, first, size));
       continue;
     }
-    const { decision, refusal } = decideOne(rule, state, from, now, size);
+    const { decision, refusal } = decideOne(rule, state, now, size, from);
     decisions.push(decision);
     first = refusal;
   }
