@@ -9,6 +9,9 @@
 import type { Consumer } from 'kafkajs';
 import type { Clock } from '../clock';
 
+/** kafkajs's error for pause/resume while it has no consumer group (before run, between a crash and its restart). */
+const NOT_RUNNING = /consumer group was not initialized/i;
+
 export type Assignment = { topic: string; partitions: number[] }[];
 
 export interface PartitionPauser {
@@ -28,14 +31,20 @@ export interface PartitionPauser {
 export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Consumer, 'pause' | 'resume'>; clock: Clock }): PartitionPauser => {
   const timers = new Map<string, { until: number; timer: NodeJS.Timeout }>();
   let closed = false;
-  // kafkajs throws when pause/resume are called on a consumer that stopped: after close() (the
-  // graceful stop) they do nothing, so a late timer or hand-off cannot end the process.
-  const pause = (what: { topic: string; partitions?: number[] }[]): void => {
-    if (!closed) consumer.pause(what);
+  // kafkajs throws when pause/resume are called on a consumer that is not running: after close()
+  // (the graceful stop) they do nothing, so a late timer or hand-off cannot end the process; and
+  // between a crash and kafkajs's restart of the consumer (it has no consumer group then) they are
+  // skipped: the restart joins again, and onAssignment applies `blocked` and the stops anew.
+  const quietly = (call: () => void): void => {
+    if (closed) return;
+    try {
+      call();
+    } catch (error) {
+      if (!NOT_RUNNING.test((error as Error).message)) throw error;
+    }
   };
-  const resumeNow = (what: { topic: string; partitions?: number[] }[]): void => {
-    if (!closed) consumer.resume(what);
-  };
+  const pause = (what: { topic: string; partitions?: number[] }[]): void => quietly(() => consumer.pause(what));
+  const resumeNow = (what: { topic: string; partitions?: number[] }[]): void => quietly(() => consumer.resume(what));
   const stopped = new Set<string>();
   let assigned: Assignment = [];
   let blocked = false;

@@ -1,4 +1,5 @@
 import { systemClock } from '../../../src/clock';
+import { Consumer, Kafka, logLevel } from 'kafkajs';
 import { createPartitionPauser } from '../../../src/flow/partition-pauser';
 
 type Call = [string, { topic: string; partitions?: number[] }[]];
@@ -77,5 +78,31 @@ describe('when a partition is stopped on a message that cannot be written', () =
     pauser.pauseUntil('t', 0, Date.now() + 20);
     await until(() => pauser.paused().size === 0);
     expect(calls.filter(([kind]) => kind === 'resume')).toEqual([]);
+  });
+});
+
+describe('when the consumer has no consumer group (between a crash and its restart)', () => {
+  // A kafkajs consumer that never ran is in the state a crash leaves until kafkajs restarts it:
+  // its pause and resume throw "Consumer group was not initialized".
+  const idle = (): Consumer => new Kafka({ brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING }).consumer({ groupId: 'g' });
+
+  it('blocks, unblocks, pauses and resumes without throwing', async () => {
+    const consumer = idle();
+    expect(() => consumer.pause([{ topic: 't', partitions: [0] }])).toThrow(/not initialized/);
+    const pauser = createPartitionPauser({ consumer, clock: systemClock });
+    pauser.onAssignment([{ topic: 't', partitions: [0, 1] }]);
+    expect(() => pauser.setBlocked(true)).not.toThrow();
+    expect(() => pauser.setBlocked(false)).not.toThrow();
+    expect(() => pauser.stop('t', 1)).not.toThrow();
+    pauser.pauseUntil('t', 0, Date.now() + 10);
+    await until(() => pauser.paused().size === 0);
+    pauser.close();
+  });
+
+  it('still throws what is not about a missing consumer group', () => {
+    const consumer = idle();
+    const pauser = createPartitionPauser({ consumer, clock: systemClock });
+    expect(() => pauser.onAssignment([{ topic: '', partitions: [0] }])).toThrow(/Invalid topic/);
+    pauser.close();
   });
 });
