@@ -38,6 +38,14 @@ export type Action =
 /** A `delayed` message later than this after its slot lost it to an outage: it is decided again. */
 export const OUTAGE_MS = 5000;
 
+/**
+ * A tier message found within hold.maxMs plus this of its not-before is kept in memory rather
+ * than hopped. A hop appends it to a tier partition behind records whose turn may come as late
+ * as that tier's delay after the hop; with less than this to spare it would be read after its
+ * slot, behind its producer's next messages (out of order, and the slot lost).
+ */
+export const HOP_MARGIN_MS = 1000;
+
 /** A retry decided at most this late is decided as of its not-before (its turn), so timer jitter wastes no slot. */
 export const AS_OF_MS = 1000;
 
@@ -72,7 +80,7 @@ export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?:
   const expired = limitReached(info, now, policy);
   if (item.malformed || item.decideAgain) return expired ? { kind: 'dead-letter', reason: expired, info } : { kind: 'decide' };
   const left = info.notBefore - now;
-  if (left > policy.holdMaxMs) {
+  if (left > policy.holdMaxMs + HOP_MARGIN_MS) {
     if (!policy.hop) return { kind: 'wait', until: info.notBefore };
     if (info.reason.kind !== 'delayed' && now - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info };
     return { kind: 'park', tier: hopTier(policy.tiers, left, policy.holdMaxMs), info, moved: true };

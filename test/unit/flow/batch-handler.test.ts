@@ -298,10 +298,13 @@ describe('a tier: when a message waits after its turn', () => {
     expect(t.resolved).toEqual(['0']);
   });
 
-  it('hops it to a shorter tier when it waits longer than hold.maxMs', async () => {
+  it('hops it when it waits longer than hold.maxMs + HOP_MARGIN_MS, and holds it when it waits less', async () => {
     const t = setup({ source: tierSource });
-    await t.run(t3s.topic, [tierMessage(0, T0 - 3000, encodeParkHeaders(info({ notBefore: T0 + 2000 })))]);
-    expect(t.dispatched.map((d) => d.action)).toEqual([{ kind: 'park', tier: t1s, info: info({ notBefore: T0 + 2000 }), moved: true }]);
+    await t.run(t3s.topic, [tierMessage(0, T0 - 3000, encodeParkHeaders(info({ notBefore: T0 + 2500 }))), tierMessage(1, T0 - 3000, encodeParkHeaders(info({ notBefore: T0 + 2000 })))]);
+    expect(t.dispatched.map((d) => d.action)).toEqual([
+      { kind: 'park', tier: t3s, info: info({ notBefore: T0 + 2500 }), moved: true },
+      { kind: 'release', at: T0 + 2000, attempt: 1, spacingMs: 50 },
+    ]);
   });
 });
 
