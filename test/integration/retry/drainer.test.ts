@@ -22,9 +22,13 @@ describe('the drainer of the retry tiers', () => {
   });
 
   describe('when delayed messages wait longer than their tier', () => {
-    it('hops them down the tiers and releases none before its sluice-not-before, without charging the store', async () => {
-      // Slots one interval apart (the default rule: 20/s), as the limiter reserves them.
-      const notBefore = Date.now() + 4500;
+    it('hops them once and releases none before its sluice-not-before, without charging the store', async () => {
+      // Slots one interval apart (the default rule: 20/s), as the limiter reserves them. Read on
+      // the 3s tier's delay with ~3 s left, more than hold.maxMs (1 s) + HOP_MARGIN_MS (1 s): each
+      // hops, to the 3s tier again (the 1s tier would bring it within a second of its slot at best:
+      // too little to spare behind other records), and is read back 1 s ahead of its slot.
+      // Changed on purpose: with 1.5 s left it used to hop down to the 1s tier; now it is held.
+      const notBefore = Date.now() + 6000;
       const batch = ids('hop', 10).map((id, i) => ({ id, info: parkInfo('hop', { notBefore: notBefore + 50 * i }) }));
       await fx.park(tier('3s'), batch);
       const released = await waitForMessages(fx.kafka, fx.config.topics.downstream, (all) => batch.every(({ id }) => all.some((m) => idOf(m) === id)), { timeoutMs: 20_000 });
@@ -32,8 +36,10 @@ describe('the drainer of the retry tiers', () => {
         expect(Number(m.timestamp)).toBeGreaterThanOrEqual(notBefore);
         expect(headerValues(m.headers, 'sluice-attempt')).toEqual(['1']);
       }
-      const hopped = await consumeAll(fx.kafka, tier('1s'));
-      expect(hopped.filter((m) => idOf(m).startsWith('hop-')).map(idOf).sort()).toEqual(batch.map((b) => b.id).sort());
+      const onTier = await consumeAll(fx.kafka, tier('3s'));
+      const written = onTier.filter((m) => idOf(m).startsWith('hop-')).map(idOf).sort();
+      expect(written).toEqual(batch.flatMap((b) => [b.id, b.id]).sort());
+      expect((await consumeAll(fx.kafka, tier('1s'))).filter((m) => idOf(m).startsWith('hop-'))).toEqual([]);
       const limit = fx.ruleOf('hop').limit;
       expect((await fx.store.inspect('hop', limit as never)).backlogMs).toBe(0);
     });
