@@ -8,16 +8,21 @@
  * can evict them). Only leaky-bucket rules are spaced (a token bucket admits bursts: spacing 0).
  *
  * A message leaves on its own slot (the instant the limiter gave it). A lane behind its slots
- * (this process was late: a busy event loop, a slow send, a stall) catches up at CATCH_UP_PACE
- * × its own pace (the gap between a message's slot and the previous one's, at least one
- * interval) until it is on its slots again, so a stall costs the producer nothing in the end
- * and never turns into a burst; and its clock never trails real time by more than
- * CATCH_UP_MS (or half an interval, if longer), so a timer that fires late releases what fell
- * due meanwhile at once instead of one message per late timer (which starved a producer while
- * the process was busy). With two replicas each lane sees every other slot of a producer and
- * keeps to those slots, so together they keep the producer's spacing; and since each catches up
- * at 1.04 × its own share (gaps of about two intervals), two lanes late together (a machine-wide
- * stall) catch up at 1.04 × the producer's rate, not twice that.
+ * (this process was late: a busy event loop, a slow send, a stall) catches up, so a stall costs
+ * the producer nothing in the end, under two rules:
+ * - **The second.** Within any second it sends only messages whose slots span at most
+ *   SECOND_SPAN_MS: the limiter spaces a producer's slots an interval apart across all
+ *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
+ *   and however long the stall. Only releases that left late are remembered for it (one on its
+ *   slot can never be what holds a later one back), for a second.
+ * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
+ *   between a message's slot and the previous one's, at least one interval), and its clock never
+ *   trails real time by more than CATCH_UP_MS (or half an interval), so a timer that fires late
+ *   releases what fell due meanwhile at once (at most about CATCH_UP_MS of releases) instead of
+ *   one message per late timer, which starved a producer while the process was busy.
+ * With two replicas each lane sees every other slot of a producer and keeps to those slots and
+ * to its own second, so together they never send more than 1.1 × the producer's rate plus one
+ * slot each in any second, not twice that.
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
@@ -48,12 +53,13 @@ export interface ReleaseLanes {
 export const LANE_TOLERANCE_MS = 2;
 /** How far behind real time a lane's clock may trail (what a late timer releases at once). */
 export const CATCH_UP_MS = 100;
-/**
- * A lane behind its slots releases this many times faster than its rate until it is on them
- * again: with CATCH_UP_MS, at most (1 s + 100 ms) × 1.04 ÷ interval + 1 releases in any second,
- * below 1.15 × the rate plus one slot.
- */
-export const CATCH_UP_PACE = 1.04;
+/** A lane behind its slots releases this many times faster than its own pace (the second bounds it). */
+export const CATCH_UP_PACE = 1.25;
+/** Within any second a lane sends only messages whose slots lie at most this far apart. */
+export const SECOND_SPAN_MS = 1100;
+const SECOND_MS = 1000;
+/** A release later than this after its slot is remembered for the second rule (an earlier one cannot bind it). */
+const LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
 
 interface Lane {
   /** The slot of the lane's last release (ideal time, at most the catch-up window before the actual one). */
@@ -66,28 +72,66 @@ interface Lane {
   used: number;
   /** Whether its head's slot is waiting in the hold scheduler. */
   armed: boolean;
+  /** Its late releases of the last second, oldest first from `head` (none: undefined). */
+  late?: LateReleases;
 }
 
-/** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS. */
+interface LateReleases {
+  /** When each was sent. */
+  sent: number[];
+  /** Its slot. */
+  slot: number[];
+  head: number;
+}
+
+/**
+ * The earliest instant the second rule lets a message with slot `own` leave: a second after the
+ * latest release whose slot lies more than SECOND_SPAN_MS before it. Releases sent a second ago
+ * bind nothing any more and are dropped.
+ */
+const secondOf = (lane: Lane, own: number, now: number): number => {
+  const { late } = lane;
+  if (!late) return -Infinity;
+  while (late.head < late.sent.length && late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS <= now) late.head += 1;
+  if (late.head === late.sent.length) {
+    lane.late = undefined;
+    return -Infinity;
+  }
+  if (late.head > 64 && late.head * 2 > late.sent.length) {
+    late.sent.splice(0, late.head);
+    late.slot.splice(0, late.head);
+    late.head = 0;
+  }
+  let from = -Infinity;
+  for (let i = late.head; i < late.sent.length && late.slot[i] < own - SECOND_SPAN_MS; i += 1) from = late.sent[i] + SECOND_MS + LANE_TOLERANCE_MS;
+  return from;
+};
+
+/** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
 const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
   const own = item.slot ?? now;
   const gap = Number.isFinite(lane.lastOwn) ? Math.max(lane.spacingMs, own - lane.lastOwn) : lane.spacingMs;
-  return Math.max(own, lane.last + gap / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
+  const paced = Math.max(own, lane.last + gap / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
+  return Math.max(paced, secondOf(lane, own, now));
 };
 
 /**
- * An idle lane one interval past its last release is forgotten. Its catch-up state goes with it:
- * with many producers, a lane emptied by a stall's first releases is forgotten by the next
- * producer's call, and the stall's messages leave at once (the bench's busiest second). Keeping
- * it until the catch-up floor decides (last + interval < now − CATCH_UP_MS) fixed that but, at
- * 1.04 × the pace, a machine that stalls often then never caught up: 96.3–97 % of the quota at
- * a load average of 3 (README "Backlogs through the retry tiers").
+ * An idle lane one interval past its last release is forgotten, unless it sent late in the last
+ * second: forgetting that would let the rest of a stall leave at once (a stall's releases empty
+ * each lane at the catch-up floor, and with many producers the next producer's call pruned it —
+ * 226 of a 100/s producer's messages within 250 ms after a 2 s SIGSTOP).
  */
-const expired = (lane: Lane, now: number): boolean => lane.last + lane.spacingMs < now;
+const expired = ({ last, spacingMs, late }: Lane, now: number): boolean =>
+  last + spacingMs < now && (!late || late.sent[late.sent.length - 1] + SECOND_MS + LANE_TOLERANCE_MS <= now);
 
-const released = (lane: Lane, item: LaneItem, slot: number): void => {
+const released = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
   lane.last = slot;
   lane.lastOwn = item.slot ?? slot;
+  if (now - lane.lastOwn > LATE_MS) {
+    lane.late ??= { sent: [], slot: [], head: 0 };
+    lane.late.sent.push(now);
+    lane.late.slot.push(lane.lastOwn);
+  }
 };
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
@@ -109,7 +153,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
           if (slot > now + LANE_TOLERANCE_MS) break;
           const head = lane.queue.shift() as LaneItem;
           waiting -= 1;
-          released(lane, head, slot);
+          released(lane, head, slot, now);
           head.send();
         }
         if (lane.queue.length > 0) scheduleHead(lane);
@@ -177,7 +221,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (lane.queue.length === 0 && !lane.armed) {
         const slot = slotOf(lane, item, now);
         if (slot <= now + LANE_TOLERANCE_MS) {
-          released(lane, item, slot);
+          released(lane, item, slot, now);
           return item.send();
         }
       }
