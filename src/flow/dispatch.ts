@@ -103,11 +103,14 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     );
   };
 
-  /** While a rebalance is under way the forward waits: `again` (kept partition) or `parkBack` (lost) when it ends. */
-  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): void => {
+  /**
+   * While a rebalance is under way the forward waits: `again` (kept partition) or `parkBack` (lost)
+   * when it ends. Returns what settles once the write was answered (the lane counts it then).
+   */
+  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): Promise<void> | undefined => {
     if (frozen) return void heldBack.push({ owner: ownerOf(item.topic, item.partition), go: again, park: parkBack });
     const waitedMs = clock.now() - item.info.firstSeen;
-    writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
+    return writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
       () => {
         metrics.message('forwarded', item.info.producer);
         metrics.forwardedBytes?.(item.info.producer, item.size);

@@ -10,11 +10,14 @@
  * A message leaves on its own slot (the instant the limiter gave it). A lane behind its slots
  * (this process was late: a busy event loop, a slow send, a stall) catches up, so a stall costs
  * the producer nothing in the end, under two rules:
- * - **The second.** Within any second it sends only messages whose slots span at most
+ * - **The second.** Within any second the broker gets only messages whose slots span at most
  *   SECOND_SPAN_MS: the limiter spaces a producer's slots an interval apart across all
  *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
- *   and however long the stall. Only releases that left late are remembered for it (one on its
- *   slot can never be what holds a later one back), for a second.
+ *   and however long the stall. A message counts at its acknowledgement (appended by then): a
+ *   release on its slot whose request waited behind a slow one is appended late, together with
+ *   what was released meanwhile, and what follows waits for that second to pass. Only messages
+ *   acknowledged late are remembered (one on its slot can never hold a later one back), for a
+ *   second; a send that reports no acknowledgement counts at its release.
  * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
  *   between a message's slot and the previous one's, at least one interval), and its clock never
  *   trails real time by more than CATCH_UP_MS (or half an interval), so a timer that fires late
@@ -29,7 +32,8 @@ import type { HoldScheduler } from './hold-scheduler';
 
 export interface LaneItem {
   bytes: number;
-  send(): void;
+  /** Sends it; a promise settles when the broker acknowledged it (the instant the second rule counts). */
+  send(): void | PromiseLike<unknown>;
   /** Taken out before it could leave (graceful stop). */
   evict(): void;
   /** The partition the message came from: a rebalance hands over what it owns. */
@@ -72,6 +76,8 @@ interface Lane {
   used: number;
   /** Whether its head's slot is waiting in the hold scheduler. */
   armed: boolean;
+  /** Its sends not acknowledged yet (it is kept until they are: their acknowledgements count). */
+  inFlight: number;
   /** Its late releases of the last second, oldest first from `head` (none: undefined). */
   late?: LateReleases;
 }
@@ -124,19 +130,34 @@ const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
 const expired = ({ last, spacingMs, late }: Lane, now: number): boolean =>
   last + spacingMs < now && (!late || late.sent[late.sent.length - 1] + SECOND_MS + LANE_TOLERANCE_MS <= now);
 
-const released = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
-  lane.last = slot;
-  lane.lastOwn = item.slot ?? slot;
-  if (now - lane.lastOwn > LATE_MS) {
-    lane.late ??= { sent: [], slot: [], head: 0 };
-    lane.late.sent.push(now);
-    lane.late.slot.push(lane.lastOwn);
-  }
+/** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered if late. */
+const counted = (lane: Lane, own: number, at: number): void => {
+  if (at - own <= LATE_MS) return;
+  lane.late ??= { sent: [], slot: [], head: 0 };
+  lane.late.sent.push(at);
+  lane.late.slot.push(own);
 };
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
   const lanes = new Map<string, Lane>();
   let waiting = 0;
+
+  // The second rule counts a message at its acknowledgement when the item reports one: a release
+  // on its slot whose request waited (behind a slow one, a busy broker) is appended late, and
+  // with what was released meanwhile — that is what reaches the broker as a burst.
+  const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
+    lane.last = slot;
+    lane.lastOwn = item.slot ?? slot;
+    const own = lane.lastOwn;
+    const pending = item.send();
+    if (!pending) return counted(lane, own, now);
+    lane.inFlight += 1;
+    const acknowledged = (): void => {
+      lane.inFlight -= 1;
+      counted(lane, own, clock.now());
+    };
+    pending.then(acknowledged, acknowledged);
+  };
 
   // The head's slot sits in the hold scheduler; when it fires, everything at the head that is due
   // by then leaves (a rebalance may have dropped the item it was armed for).
@@ -153,8 +174,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
           if (slot > now + LANE_TOLERANCE_MS) break;
           const head = lane.queue.shift() as LaneItem;
           waiting -= 1;
-          released(lane, head, slot, now);
-          head.send();
+          send(lane, head, slot, now);
         }
         if (lane.queue.length > 0) scheduleHead(lane);
       },
@@ -199,7 +219,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     let moved = 0;
     for (let entry = oldest(); entry; entry = oldest()) {
       const { id, lane } = entry;
-      const idle = lane.queue.length === 0 && !lane.armed;
+      const idle = lane.queue.length === 0 && !lane.armed && lane.inFlight === 0;
       if (idle && expired(lane, now)) lanes.delete(id);
       else if (lanes.size < maxIdle) return; // room for the lane being used
       else if (idle) lanes.delete(id);
@@ -210,10 +230,10 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
 
   return {
     due(producer, spacingMs, item) {
-      if (!(spacingMs > 0)) return item.send();
+      if (!(spacingMs > 0)) return void item.send();
       const now = clock.now();
       item.slot ??= now;
-      const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false };
+      const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
       lane.spacingMs = spacingMs;
       lanes.delete(producer);
       prune(now);
@@ -221,8 +241,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (lane.queue.length === 0 && !lane.armed) {
         const slot = slotOf(lane, item, now);
         if (slot <= now + LANE_TOLERANCE_MS) {
-          released(lane, item, slot, now);
-          return item.send();
+          return send(lane, item, slot, now);
         }
       }
       lane.queue.push(item);

@@ -283,3 +283,48 @@ describe('when the process stalls and several producers\' delayed messages fall 
     }
   });
 });
+
+describe('when the broker answers a producer\'s sends late (its requests waited), with the releases on their slots', () => {
+  it('counts each message at its acknowledgement: what follows a late-appended run waits, so no second of appends holds more than 1.1 × the rate + 1', async () => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
+    const appended: number[] = [];
+    const sent: number[] = [];
+    let waiting: (() => void)[] = [];
+    const stalled = (now: number): boolean => now >= 5000 && now < 5545; // requests answered only at 5545
+    const send = (): Promise<void> => {
+      sent.push(clock.now());
+      return new Promise<void>((resolve) => {
+        const ack = (): void => {
+          appended.push(clock.now());
+          resolve();
+        };
+        if (stalled(clock.now())) waiting.push(ack);
+        else ack();
+      });
+    };
+    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    // 100/s for 10 s, every release due on its slot.
+    let k = 0;
+    while (k < 1000 || held.length > 0) {
+      held.sort((a, b) => a.at - b.at);
+      const next = Math.min(k < 1000 ? 1000 + 10 * k : Infinity, held[0]?.at ?? Infinity);
+      if (waiting.length > 0 && next >= 5545) {
+        clock.set(5545);
+        for (const ack of waiting.splice(0)) ack();
+        waiting = [];
+        await settle();
+        continue;
+      }
+      clock.set(Math.max(clock.now(), next));
+      if (k < 1000 && 1000 + 10 * k === next) lanes.due('p', 10, { bytes: 1, send, evict: () => undefined, slot: 1000 + 10 * k++ });
+      else (held.shift() as HeldMessage).release();
+      await settle();
+    }
+    expect(appended).toHaveLength(1000);
+    expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
+    expect(sent.filter((at) => at >= 5545 && at < 6545).length).toBeLessThan(100); // it did wait after the late run
+    expect(appended[999] - (1000 + 10 * 999)).toBeLessThanOrEqual(2); // and caught up by the end
+  });
+});
