@@ -82,12 +82,19 @@ interface Lane {
   late?: LateReleases;
 }
 
+/**
+ * A lane's messages counted late, in slot order from `head` (acknowledgements from several
+ * partitions arrive out of slot order), with when each counted as sent. Those whose slot lies
+ * more than SECOND_SPAN_MS before the message now leaving are taken out into `from`, the
+ * instant until which they hold every later message back.
+ */
 interface LateReleases {
-  /** When each was sent. */
-  sent: number[];
-  /** Its slot. */
   slot: number[];
+  sent: number[];
   head: number;
+  from: number;
+  /** The latest instant one counted at: a second after it, none binds anything. */
+  latest: number;
 }
 
 /**
@@ -98,19 +105,19 @@ interface LateReleases {
 const secondOf = (lane: Lane, own: number, now: number): number => {
   const { late } = lane;
   if (!late) return -Infinity;
-  while (late.head < late.sent.length && late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS <= now) late.head += 1;
-  if (late.head === late.sent.length) {
+  if (late.latest + SECOND_MS + LANE_TOLERANCE_MS <= now) {
     lane.late = undefined;
     return -Infinity;
   }
-  if (late.head > 64 && late.head * 2 > late.sent.length) {
-    late.sent.splice(0, late.head);
+  for (; late.head < late.slot.length && late.slot[late.head] < own - SECOND_SPAN_MS; late.head += 1) {
+    late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
+  }
+  if (late.head > 64 && late.head * 2 > late.slot.length) {
     late.slot.splice(0, late.head);
+    late.sent.splice(0, late.head);
     late.head = 0;
   }
-  let from = -Infinity;
-  for (let i = late.head; i < late.sent.length && late.slot[i] < own - SECOND_SPAN_MS; i += 1) from = late.sent[i] + SECOND_MS + LANE_TOLERANCE_MS;
-  return from;
+  return late.from;
 };
 
 /** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
@@ -128,14 +135,17 @@ const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
  * 226 of a 100/s producer's messages within 250 ms after a 2 s SIGSTOP).
  */
 const expired = ({ last, spacingMs, late }: Lane, now: number): boolean =>
-  last + spacingMs < now && (!late || late.sent[late.sent.length - 1] + SECOND_MS + LANE_TOLERANCE_MS <= now);
+  last + spacingMs < now && (!late || late.latest + SECOND_MS + LANE_TOLERANCE_MS <= now);
 
 /** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered if late. */
 const counted = (lane: Lane, own: number, at: number): void => {
   if (at - own <= LATE_MS) return;
-  lane.late ??= { sent: [], slot: [], head: 0 };
-  lane.late.sent.push(at);
-  lane.late.slot.push(own);
+  const late = (lane.late ??= { slot: [], sent: [], head: 0, from: -Infinity, latest: -Infinity });
+  let i = late.slot.length;
+  while (i > late.head && late.slot[i - 1] > own) i -= 1;
+  late.slot.splice(i, 0, own);
+  late.sent.splice(i, 0, at);
+  late.latest = Math.max(late.latest, at);
 };
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {

@@ -285,7 +285,10 @@ describe('when the process stalls and several producers\' delayed messages fall 
 });
 
 describe('when the broker answers a producer\'s sends late (its requests waited), with the releases on their slots', () => {
-  it('counts each message at its acknowledgement: what follows a late-appended run waits, so no second of appends holds more than 1.1 × the rate + 1', async () => {
+  it.each([
+    ['in slot order', false],
+    ['out of slot order (its messages went to several partitions)', true],
+  ])('counts each message at its acknowledgement, %s: what follows a late-appended run waits, so no second of appends holds more than 1.1 × the rate + 1', async (_, reversed) => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
@@ -312,7 +315,8 @@ describe('when the broker answers a producer\'s sends late (its requests waited)
       const next = Math.min(k < 1000 ? 1000 + 10 * k : Infinity, held[0]?.at ?? Infinity);
       if (waiting.length > 0 && next >= 5545) {
         clock.set(5545);
-        for (const ack of waiting.splice(0)) ack();
+        const acks = waiting.splice(0);
+        for (const ack of reversed ? acks.reverse() : acks) ack();
         waiting = [];
         await settle();
         continue;
