@@ -19,7 +19,9 @@
  *   acknowledged late are remembered (one on its slot can never hold a later one back), for a
  *   second; a send that reports no acknowledgement counts at its release.
  * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
- *   between a message's slot and the previous one's, at least one interval), and its clock never
+ *   between a message's slot and the previous one's, at least one interval; one interval
+ *   exactly when two slots lie closer than that, since the second rule cannot count slots from
+ *   two limiters — the local fallback's beside Redis's), and its clock never
  *   trails real time by more than CATCH_UP_MS (or half an interval), so a timer that fires late
  *   releases what fell due meanwhile at once (at most about CATCH_UP_MS of releases) instead of
  *   one message per late timer, which starved a producer while the process was busy.
@@ -59,6 +61,8 @@ export const LANE_TOLERANCE_MS = 2;
 export const CATCH_UP_MS = 100;
 /** A lane behind its slots releases this many times faster than its own pace (the second bounds it). */
 export const CATCH_UP_PACE = 1.25;
+/** The limiter's slots are whole milliseconds: two an interval apart may lie this much closer. */
+const SLOT_ROUNDING_MS = 1;
 /** Within any second a lane sends only messages whose slots lie at most this far apart. */
 export const SECOND_SPAN_MS = 1100;
 const SECOND_MS = 1000;
@@ -123,8 +127,11 @@ const secondOf = (lane: Lane, own: number, now: number): number => {
 /** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
 const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
   const own = item.slot ?? now;
-  const gap = Number.isFinite(lane.lastOwn) ? Math.max(lane.spacingMs, own - lane.lastOwn) : lane.spacingMs;
-  const paced = Math.max(own, lane.last + gap / CATCH_UP_PACE, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
+  const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
+  // Slots closer than an interval came from two limiters (the local fallback's beside Redis's,
+  // a rule changed): the second rule cannot count those, so they keep to one interval.
+  const pace = gap >= lane.spacingMs - SLOT_ROUNDING_MS ? Math.max(gap, lane.spacingMs) / CATCH_UP_PACE : lane.spacingMs;
+  const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
   return Math.max(paced, secondOf(lane, own, now));
 };
 
