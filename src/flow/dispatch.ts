@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import type { HoldScheduler } from '../hold/hold-scheduler';
-import type { ReleaseLanes } from '../hold/release-lanes';
+import { LANE_TOLERANCE_MS, type ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { DeadLetterReason, ParkInfo } from '../park/park-headers';
 import type { MessageWriter } from '../produce/message-writer';
@@ -143,8 +143,13 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     else heldOf.set(producer, n - 1);
   };
 
-  /** Into the producer's lane: sent on its turn, at least spacingMs after the previous one. */
-  const toLane = (item: FlowItem, attempt: number, slot: number, spacingMs: number, ack: () => void): void => {
+  /**
+   * Into the producer's lane: sent on its turn, at least spacingMs after the previous one. A
+   * message that waited for its slot (`queued`: its producer is backlogged, so its slots are
+   * contiguous) counts in the lane at its acknowledgement; one let through at once counts at its
+   * release, so a slow broker never holds back traffic under its quota.
+   */
+  const toLane = (item: FlowItem, attempt: number, slot: number, spacingMs: number, queued: boolean, ack: () => void): void => {
     const count = counted(item, ack);
     const { producer } = item.info;
     const parkBack = (): void => park(item, { ...item.info, attempt, notBefore: slot, reason: { kind: 'delayed' } }, item.fromTier, count);
@@ -153,7 +158,10 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         bytes: item.size,
         owner: ownerOf(item.topic, item.partition),
         slot,
-        send: () => forward(item, attempt, count, enter, parkBack),
+        send: () => {
+          const sent = forward(item, attempt, count, enter, parkBack);
+          return queued ? sent : undefined;
+        },
         evict: parkBack,
       });
     enter();
@@ -161,7 +169,9 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
 
   const release = (item: FlowItem, at: number, attempt: number, spacingMs: number, ack: () => void): void => {
     const { producer } = item.info;
-    if (at <= clock.now() && !heldOf.has(producer)) return toLane(item, attempt, at, spacingMs, ack);
+    // Waited more than two intervals (and the limiter's rounding to whole milliseconds), or parked.
+    const queued = item.fromTier || at - clock.now() > 2 * spacingMs + LANE_TOLERANCE_MS;
+    if (at <= clock.now() && !heldOf.has(producer)) return toLane(item, attempt, at, spacingMs, queued, ack);
     heldOf.set(producer, (heldOf.get(producer) ?? 0) + 1);
     hold.add({
       at,
@@ -169,7 +179,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       owner: ownerOf(item.topic, item.partition),
       release: () => {
         unheld(producer);
-        toLane(item, attempt, at, spacingMs, ack);
+        toLane(item, attempt, at, spacingMs, queued, ack);
       },
       // Taken out at shutdown: parked `delayed` with its slot (a tier message goes back to a tier).
       evict: () => {

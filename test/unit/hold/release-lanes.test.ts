@@ -1,6 +1,6 @@
 import { manualClock } from '../../../src/clock';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
-import { CATCH_UP_MS, CATCH_UP_PACE, SECOND_SPAN_MS, createReleaseLanes } from '../../../src/hold/release-lanes';
+import { CATCH_UP_MS, CATCH_UP_PACE, LANE_TOLERANCE_MS, SECOND_SPAN_MS, createReleaseLanes } from '../../../src/hold/release-lanes';
 
 const setup = () => {
   const clock = manualClock(1000);
@@ -342,5 +342,33 @@ describe('when a producer\'s slots come from two limiters (Redis back after the 
     const times = at(t.sent);
     expect(times).toHaveLength(800);
     expect(busiestSecond(times)).toBeLessThanOrEqual(21);
+  });
+});
+
+describe('when the broker answers every send of a backlogged producer 300 ms late', () => {
+  it('holds nothing back: the appends are as spaced as the releases, each on its slot', async () => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
+    const sent: number[] = [];
+    const acks: { at: number; ack(): void }[] = [];
+    const send = (): Promise<void> => {
+      sent.push(clock.now());
+      return new Promise<void>((resolve) => void acks.push({ at: clock.now() + 300, ack: resolve }));
+    };
+    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    let k = 0;
+    while (k < 500 || held.length > 0 || acks.length > 0) {
+      held.sort((a, b) => a.at - b.at);
+      const due = k < 500 ? 1000 + 10 * k : Infinity;
+      const next = Math.min(due, held[0]?.at ?? Infinity, acks[0]?.at ?? Infinity);
+      clock.set(Math.max(clock.now(), next));
+      if (acks.length > 0 && acks[0].at === next) (acks.shift() as { ack(): void }).ack();
+      else if (due === next) lanes.due('p', 10, { bytes: 1, send, evict: () => undefined, slot: 1000 + 10 * k++ });
+      else (held.shift() as HeldMessage).release();
+      await settle();
+    }
+    expect(sent).toHaveLength(500);
+    expect(sent.every((at, i) => at - (1000 + 10 * i) <= LANE_TOLERANCE_MS)).toBe(true);
   });
 });
