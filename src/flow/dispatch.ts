@@ -146,8 +146,9 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
   /**
    * Into the producer's lane: sent on its turn, at least spacingMs after the previous one. A
    * message that waited for its slot (`queued`: its producer is backlogged, so its slots are
-   * contiguous) counts in the lane at its acknowledgement; one let through at once counts at its
-   * release, so a slow broker never holds back traffic under its quota.
+   * contiguous) counts in the lane's second rule at its acknowledgement; one let through at once
+   * is not counted (its slots are sparse, so the rule's span says nothing about its count), so a
+   * slow broker or a stall never holds back traffic under its quota.
    */
   const toLane = (item: FlowItem, attempt: number, slot: number, spacingMs: number, queued: boolean, ack: () => void): void => {
     const count = counted(item, ack);
@@ -158,10 +159,8 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         bytes: item.size,
         owner: ownerOf(item.topic, item.partition),
         slot,
-        send: () => {
-          const sent = forward(item, attempt, count, enter, parkBack);
-          return queued ? sent : undefined;
-        },
+        conforming: !queued,
+        send: () => forward(item, attempt, count, enter, parkBack),
         evict: parkBack,
       });
     enter();

@@ -36,6 +36,8 @@ export interface LaneItem {
   bytes: number;
   /** Sends it; a promise settles when the broker acknowledged it (the instant the second rule counts). */
   send(): void | PromiseLike<unknown>;
+  /** Let through at once (its producer under its rate, its slots sparse): the second rule does not count it. */
+  conforming?: boolean;
   /** Taken out before it could leave (graceful stop). */
   evict(): void;
   /** The partition the message came from: a rebalance hands over what it owns. */
@@ -170,6 +172,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     lane.lastOwn = item.slot ?? slot;
     const own = lane.lastOwn;
     const pending = item.send();
+    if (item.conforming) return;
     if (!pending) return counted(lane, own, now);
     lane.inFlight += 1;
     const acknowledged = (): void => {

@@ -372,3 +372,25 @@ describe('when the broker answers every send of a backlogged producer 300 ms lat
     expect(sent.every((at, i) => at - (1000 + 10 * i) <= LANE_TOLERANCE_MS)).toBe(true);
   });
 });
+
+describe('when messages let through at once (conforming) leave late after a stall', () => {
+  it.each([
+    ['conforming', true, 0],
+    ['queued (the second rule counts them)', false, 1],
+  ])('%s: what follows a second later leaves on its slot or waits', (_, conforming, delayedAtLeast) => {
+    const t = setup();
+    const spacing = 0.001; // a rule of 1,000,000/s; the producer sends 50/s
+    const slots: number[] = [];
+    for (let k = 0; k < 200; k += 1) slots.push(1000 + 20 * k);
+    for (const slot of slots) {
+      // a 300 ms stall at 2 s: what fell due meanwhile comes at once when it ends
+      t.clock.set(Math.max(t.clock.now(), slot >= 2000 && slot < 2300 ? 2300 : slot));
+      while (t.held.length > 0 && t.held.sort((a, b) => a.at - b.at)[0].at <= t.clock.now()) t.fire();
+      t.lanes.due('p', spacing, { ...t.item(String(slot)), slot, conforming });
+    }
+    while (t.held.length > 0) t.fire();
+    const late = at(t.sent).filter((time, k) => slots[k] >= 3400 && time - slots[k] > LANE_TOLERANCE_MS);
+    if (delayedAtLeast === 0) expect(late).toEqual([]);
+    else expect(late.length).toBeGreaterThanOrEqual(delayedAtLeast);
+  });
+});
