@@ -13,11 +13,14 @@
  * - **The second.** Within any second the broker gets only messages whose slots span at most
  *   SECOND_SPAN_MS: the limiter spaces a producer's slots an interval apart across all
  *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
- *   and however long the stall. A message counts at its acknowledgement (appended by then): a
+ *   and however long the stall. A send that reports its acknowledgement (a message that waited
+ *   for its slot) counts then, less the quickest answer of the last second (appended by then): a
  *   release on its slot whose request waited behind a slow one is appended late, together with
- *   what was released meanwhile, and what follows waits for that second to pass. Only messages
- *   acknowledged late are remembered (one on its slot can never hold a later one back), for a
- *   second; a send that reports no acknowledgement counts at its release.
+ *   what was released meanwhile, and what follows waits for that second to pass; a broker slow
+ *   for every request delays nothing. One that reports none counts at its release; one let
+ *   through at once (`conforming`: sparse slots, whose span says nothing about their count) is
+ *   not counted. Only messages counted late are remembered (one on its slot can never hold a
+ *   later one back), for a second.
  * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
  *   between a message's slot and the previous one's, at least one interval; one interval
  *   exactly when two slots lie closer than that, since the second rule cannot count slots from
@@ -25,9 +28,10 @@
  *   trails real time by more than CATCH_UP_MS (or half an interval), so a timer that fires late
  *   releases what fell due meanwhile at once (at most about CATCH_UP_MS of releases) instead of
  *   one message per late timer, which starved a producer while the process was busy.
- * With two replicas each lane sees every other slot of a producer and keeps to those slots and
- * to its own second, so together they never send more than 1.1 × the producer's rate plus one
- * slot each in any second, not twice that.
+ * With two replicas each lane sees its share of a producer's slots and keeps to those slots and
+ * to its own second, so while the shares interleave they send together at most 1.1 × the
+ * producer's rate plus one slot each in any second, not twice that (one late on a stretch of
+ * consecutive slots while the other is on time on the next can add up: README, Known limits).
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
@@ -87,7 +91,7 @@ interface Lane {
   /** The quickest acknowledgement (ms after the release) since `quickestAt`, at most a second ago. */
   quickest: number;
   quickestAt: number;
-  /** Its late releases of the last second, oldest first from `head` (none: undefined). */
+  /** Its messages counted late in the last second (none: undefined). */
   late?: LateReleases;
 }
 
@@ -165,8 +169,8 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   let waiting = 0;
 
   // The second rule counts a message at its acknowledgement when the item reports one: a release
-  // on its slot whose request waited (behind a slow one, a busy broker) is appended late, and
-  // with what was released meanwhile — that is what reaches the broker as a burst.
+  // on its slot whose request waited behind a slow one is appended late, and with what was
+  // released meanwhile — that is what reaches the broker as a burst.
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     lane.last = slot;
     lane.lastOwn = item.slot ?? slot;
