@@ -86,6 +86,8 @@ interface Lane {
   used: number;
   /** Whether its head's slot is waiting in the hold scheduler. */
   armed: boolean;
+  /** Until when it keeps to one interval: it released two slots closer than that (two limiters). */
+  mixedUntil?: number;
   /** Its sends not acknowledged yet (it is kept until they are: their acknowledgements count). */
   inFlight: number;
   /** The quickest acknowledgement (ms after the release) since `quickestAt`, at most a second ago. */
@@ -138,8 +140,10 @@ const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
   const own = item.slot ?? now;
   const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
   // Slots closer than an interval came from two limiters (the local fallback's beside Redis's,
-  // a rule changed): the second rule cannot count those, so they keep to one interval.
-  const pace = gap >= lane.spacingMs - SLOT_ROUNDING_MS ? Math.max(gap, lane.spacingMs) / CATCH_UP_PACE : lane.spacingMs;
+  // a rule changed): the second rule cannot count those, so for a second after such a pair (the
+  // two streams interleave) the lane keeps to one interval.
+  const single = gap >= lane.spacingMs - SLOT_ROUNDING_MS && !((lane.mixedUntil ?? -Infinity) > now);
+  const pace = single ? Math.max(gap, lane.spacingMs) / CATCH_UP_PACE : lane.spacingMs;
   const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
   return Math.max(paced, secondOf(lane, own, now));
 };
@@ -172,6 +176,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   // on its slot whose request waited behind a slow one is appended late, and with what was
   // released meanwhile — that is what reaches the broker as a burst.
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
+    if ((item.slot ?? slot) - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
     lane.lastOwn = item.slot ?? slot;
     const own = lane.lastOwn;

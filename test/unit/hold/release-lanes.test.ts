@@ -343,6 +343,21 @@ describe('when a producer\'s slots come from two limiters (Redis back after the 
     expect(times).toHaveLength(800);
     expect(busiestSecond(times)).toBeLessThanOrEqual(21);
   });
+
+  it('keeps to one interval also where the two streams drift apart (some pairs of slots an interval apart or more)', () => {
+    const t = setup();
+    // Redis's slots every 50 ms, the fallback's every 46 ms: their gaps go from 0 to 50 ms and back.
+    const slots = [...Array.from({ length: 300 }, (_, k) => 1000 + 50 * k), ...Array.from({ length: 300 }, (_, k) => 1010 + 46 * k)].sort((a, b) => a - b);
+    for (const [k, slot] of slots.entries()) {
+      t.clock.set(Math.max(t.clock.now(), slot));
+      while (t.held.length > 0 && t.held.sort((a, b) => a.at - b.at)[0].at <= t.clock.now()) t.fire();
+      t.lanes.due('p', 50, { ...t.item(String(k)), slot });
+    }
+    while (t.held.length > 0) t.fire();
+    const times = at(t.sent);
+    expect(times).toHaveLength(600);
+    expect(busiestSecond(times)).toBeLessThanOrEqual(21);
+  });
 });
 
 describe('when the broker answers every send of a backlogged producer 300 ms late', () => {
