@@ -74,6 +74,10 @@ describe('when sluice run parks and its drainer releases', () => {
     expect(dead.length).toBeGreaterThan(0);
     expect(new Set(dead.map((m) => headerValues(m.headers, 'sluice-dead-letter-reason')[0]))).toEqual(new Set(['max-attempts']));
     expect(dead.every((m) => headerValues(m.headers, 'sluice-attempt')[0] === '2')).toBe(true);
-    expect(maxInWindow(appendTimes(down, 'flood'), 2000)).toBeLessThanOrEqual(44);
+    // Loosened from 44 (quota × 2 s + 10 %) to issue 9's bound, 1.15 × the rate + 1 in any second,
+    // over these 2 s: a lane behind its slots (a retry read late) now catches up at up to 1.1 × for
+    // as long as it takes (src/hold/release-lanes.ts, the second rule), no longer at 1.04 ×, so two
+    // seconds of catch-up carry up to 2 × 23 = 46 (seen once in a CI rehearsal).
+    expect(maxInWindow(appendTimes(down, 'flood'), 2000)).toBeLessThanOrEqual(Math.floor(1.15 * 40) + 1);
   });
 });
