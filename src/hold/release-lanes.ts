@@ -90,9 +90,8 @@ interface Lane {
   mixedUntil?: number;
   /** Its sends not acknowledged yet (it is kept until they are: their acknowledgements count). */
   inFlight: number;
-  /** The quickest acknowledgement (ms after the release) since `quickestAt`, at most a second ago. */
-  quickest: number;
-  quickestAt: number;
+  /** Its acknowledgements of the last second (none yet: undefined): their least time is the quickest answer. */
+  answers?: Answers;
   /** Its messages counted late in the last second (none: undefined). */
   late?: LateReleases;
 }
@@ -111,6 +110,35 @@ interface LateReleases {
   /** The latest instant one counted at: a second after it, none binds anything. */
   latest: number;
 }
+
+/**
+ * The acknowledgements of a lane's last second that may still be its quickest (ms after the
+ * release, and when): times rising from `head`, so the one at `head` is the least (a sliding
+ * minimum: each newer, quicker one drops the slower before it).
+ */
+interface Answers {
+  took: number[];
+  at: number[];
+  head: number;
+}
+
+/** The quickest acknowledgement of the last second, `took` at `at` among them. */
+const quickest = (lane: Lane, took: number, at: number): number => {
+  const a = (lane.answers ??= { took: [], at: [], head: 0 });
+  let n = a.took.length;
+  while (n > a.head && a.took[n - 1] >= took) n -= 1;
+  a.took.length = n;
+  a.at.length = n;
+  a.took.push(took);
+  a.at.push(at);
+  while (a.at[a.head] < at - SECOND_MS) a.head += 1;
+  if (a.head > 64 && a.head * 2 > a.took.length) {
+    a.took.splice(0, a.head);
+    a.at.splice(0, a.head);
+    a.head = 0;
+  }
+  return a.took[a.head];
+};
 
 /**
  * The earliest instant the second rule lets a message with slot `own` leave: a second after the
@@ -174,7 +202,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
 
   // The second rule counts a message at its acknowledgement when the item reports one: a release
   // on its slot whose request waited behind a slow one is appended late, and with what was
-  // released meanwhile — that is what reaches the broker as a burst.
+  // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
+  // the last second: a broker that answers every request 300 ms late delays nothing (the appends
+  // are as spaced as the releases), one request that waited behind a slow one does.
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     if ((item.slot ?? slot) - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
@@ -190,17 +220,6 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       counted(lane, own, now + Math.max(0, at - now - quickest(lane, at - now, at)));
     };
     pending.then(acknowledged, acknowledged);
-  };
-
-  // A message counts at its acknowledgement less the quickest answer of the last second: a broker
-  // that answers every request 300 ms late delays nothing (the appends are as spaced as the
-  // releases), one request that waited behind a slow one does.
-  const quickest = (lane: Lane, took: number, at: number): number => {
-    if (took <= lane.quickest || at - lane.quickestAt > SECOND_MS) {
-      lane.quickest = took;
-      lane.quickestAt = at;
-    }
-    return lane.quickest;
   };
 
   // The head's slot sits in the hold scheduler; when it fires, everything at the head that is due
@@ -277,7 +296,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (!(spacingMs > 0)) return void item.send();
       const now = clock.now();
       item.slot ??= now;
-      const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0, quickest: Infinity, quickestAt: -Infinity };
+      const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
       lane.spacingMs = spacingMs;
       lanes.delete(producer);
       prune(now);

@@ -286,50 +286,55 @@ describe('when the process stalls and several producers\' delayed messages fall 
 
 describe('when the broker answers a producer\'s sends late (its requests waited), with the releases on their slots', () => {
   it.each([
-    ['in slot order', false],
-    ['out of slot order (its messages went to several partitions)', true],
-  ])('counts each message at its acknowledgement, %s: what follows a late-appended run waits, so no second of appends holds more than 1.1 × the rate + 1', async (_, reversed) => {
+    ['in slot order, each other answer at once', false, () => 0],
+    ['out of slot order (its messages went to several partitions), each other answer at once', true, () => 0],
+    // The quickest answer is the least of the last second: here a 3 ms answer comes once a second
+    // and ages out during the slow run, whose answers are no measure of the broker.
+    ['in slot order, each other answer within 3–4 ms', false, (k: number) => (k % 100 === 0 ? 3 : 4)],
+  ])('counts each message at its acknowledgement, %s: what follows a late-appended run waits, so no second of appends holds more than 1.1 × the rate + 1', async (_, reversed, answerMs) => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
     const appended: number[] = [];
     const sent: number[] = [];
-    let waiting: (() => void)[] = [];
+    let answers: { at: number; ack: () => void }[] = [];
     const stalled = (now: number): boolean => now >= 5000 && now < 5545; // requests answered only at 5545
-    const send = (): Promise<void> => {
+    const send = (k: number) => (): Promise<void> => {
       sent.push(clock.now());
       return new Promise<void>((resolve) => {
         const ack = (): void => {
           appended.push(clock.now());
           resolve();
         };
-        if (stalled(clock.now())) waiting.push(ack);
+        if (stalled(clock.now())) answers.push({ at: 5545, ack });
+        else if (answerMs(k) > 0) answers.push({ at: clock.now() + answerMs(k), ack });
         else ack();
       });
     };
     const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     // 100/s for 10 s, every release due on its slot.
     let k = 0;
-    while (k < 1000 || held.length > 0) {
+    while (k < 1000 || held.length > 0 || answers.length > 0) {
       held.sort((a, b) => a.at - b.at);
       const next = Math.min(k < 1000 ? 1000 + 10 * k : Infinity, held[0]?.at ?? Infinity);
-      if (waiting.length > 0 && next >= 5545) {
-        clock.set(5545);
-        const acks = waiting.splice(0);
-        for (const ack of reversed ? acks.reverse() : acks) ack();
-        waiting = [];
+      const answerAt = Math.min(...answers.map((a) => a.at));
+      if (answerAt <= next) {
+        clock.set(Math.max(clock.now(), answerAt));
+        const due = answers.filter((a) => a.at <= answerAt);
+        answers = answers.filter((a) => a.at > answerAt);
+        for (const a of reversed ? due.reverse() : due) a.ack();
         await settle();
         continue;
       }
       clock.set(Math.max(clock.now(), next));
-      if (k < 1000 && 1000 + 10 * k === next) lanes.due('p', 10, { bytes: 1, send, evict: () => undefined, slot: 1000 + 10 * k++ });
+      if (k < 1000 && 1000 + 10 * k === next) lanes.due('p', 10, { bytes: 1, send: send(k), evict: () => undefined, slot: 1000 + 10 * k++ });
       else (held.shift() as HeldMessage).release();
       await settle();
     }
     expect(appended).toHaveLength(1000);
     expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
     expect(sent.filter((at) => at >= 5545 && at < 6545).length).toBeLessThan(100); // it did wait after the late run
-    expect(appended[999] - (1000 + 10 * 999)).toBeLessThanOrEqual(2); // and caught up by the end
+    expect(Math.max(...appended) - (1000 + 10 * 999)).toBeLessThanOrEqual(2 + answerMs(999)); // and caught up by the end
   });
 });
 
