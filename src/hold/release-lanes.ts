@@ -14,10 +14,10 @@
  *   SECOND_SPAN_MS: the limiter spaces a producer's slots an interval apart across all
  *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
  *   and however long the stall. A send that reports its acknowledgement (a message that waited
- *   for its slot) counts then, less the quickest answer of the last second (appended by then): a
- *   release on its slot whose request waited behind a slow one is appended late, together with
- *   what was released meanwhile, and what follows waits for that second to pass; a broker slow
- *   for every request delays nothing. One that reports none counts at its release; one let
+ *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
+ *   (appended by then): a release on its slot whose request waited behind a slow one is
+ *   appended late, together with what was released meanwhile, and what follows waits for that
+ *   second to pass; a broker slow for every request delays nothing. One that reports none counts at its release; one let
  *   through at once (`conforming`: sparse slots, whose span says nothing about their count) is
  *   not counted. Only messages counted late are remembered (one on its slot can never hold a
  *   later one back), for a second.
@@ -74,6 +74,12 @@ export const SECOND_SPAN_MS = 1100;
 const SECOND_MS = 1000;
 /** A release later than this after its slot is remembered for the second rule (an earlier one cannot bind it). */
 const LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
+/**
+ * How long the quickest answer is remembered: longer than a slow spell (a busy machine answers
+ * every request slowly for a second or two), so what was sent in it counts late when answers
+ * are quick again; a broker slow for good is measured as such after this long.
+ */
+const QUICKEST_WINDOW_MS = 10_000;
 
 interface Lane {
   /** The slot of the lane's last release (ideal time, at most the catch-up window before the actual one). */
@@ -90,8 +96,6 @@ interface Lane {
   mixedUntil?: number;
   /** Its sends not acknowledged yet (it is kept until they are: their acknowledgements count). */
   inFlight: number;
-  /** Its acknowledgements of the last second (none yet: undefined): their least time is the quickest answer. */
-  answers?: Answers;
   /** Its messages counted late in the last second (none: undefined). */
   late?: LateReleases;
 }
@@ -112,9 +116,10 @@ interface LateReleases {
 }
 
 /**
- * The acknowledgements of a lane's last second that may still be its quickest (ms after the
- * release, and when): times rising from `head`, so the one at `head` is the least (a sliding
- * minimum: each newer, quicker one drops the slower before it).
+ * The acknowledgements of the last QUICKEST_WINDOW_MS that may still be the quickest (ms after
+ * the release, and when), of every lane: the broker's answer time is no producer's own, and a
+ * lane is forgotten between messages. Times rise from `head`, so the one at `head` is the least
+ * (a sliding minimum: each newer, quicker one drops the slower before it).
  */
 interface Answers {
   took: number[];
@@ -122,16 +127,15 @@ interface Answers {
   head: number;
 }
 
-/** The quickest acknowledgement of the last second, `took` at `at` among them. */
-const quickest = (lane: Lane, took: number, at: number): number => {
-  const a = (lane.answers ??= { took: [], at: [], head: 0 });
+/** The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them. */
+const quickest = (a: Answers, took: number, at: number): number => {
   let n = a.took.length;
   while (n > a.head && a.took[n - 1] >= took) n -= 1;
   a.took.length = n;
   a.at.length = n;
   a.took.push(took);
   a.at.push(at);
-  while (a.at[a.head] < at - SECOND_MS) a.head += 1;
+  while (a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
   if (a.head > 64 && a.head * 2 > a.took.length) {
     a.took.splice(0, a.head);
     a.at.splice(0, a.head);
@@ -198,12 +202,13 @@ const counted = (lane: Lane, own: number, at: number): void => {
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
   const lanes = new Map<string, Lane>();
+  const answers: Answers = { took: [], at: [], head: 0 };
   let waiting = 0;
 
   // The second rule counts a message at its acknowledgement when the item reports one: a release
   // on its slot whose request waited behind a slow one is appended late, and with what was
   // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
-  // the last second: a broker that answers every request 300 ms late delays nothing (the appends
+  // the last seconds: a broker that answers every request 300 ms late delays nothing (the appends
   // are as spaced as the releases), one request that waited behind a slow one does.
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     if ((item.slot ?? slot) - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
@@ -217,7 +222,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     const acknowledged = (): void => {
       lane.inFlight -= 1;
       const at = clock.now();
-      counted(lane, own, now + Math.max(0, at - now - quickest(lane, at - now, at)));
+      counted(lane, own, now + Math.max(0, at - now - quickest(answers, at - now, at)));
     };
     pending.then(acknowledged, acknowledged);
   };
