@@ -12,9 +12,10 @@
  * - order kept (per key) for the producer under its quota.
  * Exit 0 when every bound holds, 1 when one breaks, 2 when the check itself failed.
  *
- * Options: --root DIR (the sluice work tree to run; default this one), --case Q/N (only that
- * case, e.g. 60s/2; repeatable), --rate N (100), --seconds N (10), --tiers LIST and
- * --hold-max-ms N (default: sluice's own defaults). Services: SLUICE_KAFKA_BROKERS and
+ * Options: --root DIR (the sluice work tree to run; default this one), --case Q/N (that case
+ * instead of the four, e.g. 60s/2 or 10m/1; repeatable), --rate N (100), --seconds N (10),
+ * --factors LIST (what each producer offers, × the rate: 0.5,2,3; one under 1 is the producer
+ * under its quota), --tiers LIST and --hold-max-ms N (default: sluice's own defaults). Services: SLUICE_KAFKA_BROKERS and
  * SLUICE_REDIS_URL, else what `npm run services -- up` prints.
  */
 import { loadavg } from 'node:os';
@@ -34,6 +35,7 @@ const { values: args } = parseArgs({
     case: { type: 'string', multiple: true },
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '10' },
+    factors: { type: 'string', default: '0.5,2,3' },
     tiers: { type: 'string' },
     'hold-max-ms': { type: 'string' },
   },
@@ -43,13 +45,17 @@ const SECONDS = Number(args.seconds);
 const root = resolve(args.root ?? resolve(__dirname, '..'));
 process.env.SLUICE_ROOT_UNDER_TEST = root;
 const CASES: [string, number][] = [['20', 1], ['20', 2], ['60s', 1], ['60s', 2]];
-const chosen = args.case ? CASES.filter(([q, n]) => args.case?.includes(`${q}/${n}`)) : CASES;
-const PRODUCERS = [
-  { id: 'half', perSecond: RATE / 2, seconds: SECONDS, keys: 4 },
-  { id: 'double', perSecond: 2 * RATE, seconds: SECONDS, keys: 8 },
-  { id: 'triple', perSecond: 3 * RATE, seconds: SECONDS, keys: 8 },
-];
-const UNDER_QUOTA = 'half';
+const caseOf = (text: string): [string, number] => {
+  const [queue, replicas] = text.split('/');
+  if (!queue || !['1', '2'].includes(replicas)) throw new Error(`--case ${text}: expected QUEUE/REPLICAS, e.g. 60s/2 (1 or 2 replicas)`);
+  return [queue, Number(replicas)];
+};
+const chosen = args.case ? args.case.map(caseOf) : CASES;
+const NAMES: Record<string, string> = { '0.5': 'half', '2': 'double', '3': 'triple' };
+const FACTORS = args.factors.split(',').map(Number);
+if (FACTORS.some((f) => !(f > 0))) throw new Error(`--factors ${args.factors}: expected positive numbers, e.g. 0.5,2,3`);
+const PRODUCERS = FACTORS.map((f) => ({ id: NAMES[String(f)] ?? `x${f}`, perSecond: f * RATE, seconds: SECONDS, keys: f < 1 ? 4 : 8 }));
+const UNDER_QUOTA = PRODUCERS.find((_, i) => FACTORS[i] < 1)?.id;
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
 const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
@@ -73,7 +79,7 @@ const runCase = async (services: { brokers: string; redisUrl: string }, queue: s
     const reader = await readOutcome(kafka, s);
     const offered = await offerLoad(services.brokers.split(','), s.ingress, PRODUCERS);
     const every = [...offered.byProducer.values()].flat().map((o) => o.value);
-    const slowest = (3 * RATE * SECONDS) / RATE;
+    const slowest = Math.max(...FACTORS) * SECONDS;
     const complete = await reader.accounted(every, offered.startedAt + (2 * slowest + 20) * 1000);
     const stops = await Promise.all(running.map((r) => r.stop('SIGTERM')));
     const outcome = await reader.finish();
@@ -92,8 +98,10 @@ const runCase = async (services: { brokers: string; redisUrl: string }, queue: s
     say(`  busiest second [≤ ${bound}]: ${js.map((j) => `${j.id} ${j.busiest1s} (${(j.busiest1s / RATE).toFixed(2)}×)`).join(', ')}`);
     for (const j of js) if (j.busiest1s > bound) broken.push(`${j.id}: busiest second ${j.busiest1s} > ${bound}`);
     const under = js.find((j) => j.id === UNDER_QUOTA);
-    say(`  order kept for ${UNDER_QUOTA} (under its quota, per key): ${under?.keysOutOfOrder === 0 ? 'yes' : `no (${under?.keysOutOfOrder} keys out of order)`}`);
-    if (under?.keysOutOfOrder !== 0) broken.push(`${UNDER_QUOTA}: ${under?.keysOutOfOrder} keys out of order`);
+    if (under) {
+      say(`  order kept for ${under.id} (under its quota, per key): ${under.keysOutOfOrder === 0 ? 'yes' : `no (${under.keysOutOfOrder} keys out of order)`}`);
+      if (under.keysOutOfOrder !== 0) broken.push(`${under.id}: ${under.keysOutOfOrder} keys out of order`);
+    }
     say(`  tier records ${JSON.stringify(tiers)}; stops: ${stops.map((e) => `exit ${e.code} in ${e.ms} ms`).join(', ')}`);
     for (const j of js) say(`  ${formatJudgement(j, RATE)}`);
     say(`  ${broken.length === 0 ? 'PASS' : `FAIL: ${broken.join('; ')}`}`);
