@@ -17,10 +17,10 @@
  *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
  *   (appended by then): a release on its slot whose request waited behind a slow one is
  *   appended late, together with what was released meanwhile, and what follows waits for that
- *   second to pass; a broker slow for every request delays nothing. One that reports none counts at its release; one let
- *   through at once (`conforming`: sparse slots, whose span says nothing about their count) is
- *   not counted. Only messages counted late are remembered (one on its slot can never hold a
- *   later one back), for a second.
+ *   second to pass; a broker slow for every request delays nothing. One that reports none
+ *   counts at its release; one let through at once (`conforming`: sparse slots, whose span says
+ *   nothing about their count) is not counted. Only messages counted late are remembered (one
+ *   on its slot can never hold a later one back), for a second.
  * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
  *   between a message's slot and the previous one's, at least one interval; one interval
  *   exactly when two slots lie closer than that, since the second rule cannot count slots from
@@ -208,7 +208,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   // The second rule counts a message at its acknowledgement when the item reports one: a release
   // on its slot whose request waited behind a slow one is appended late, and with what was
   // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
-  // the last seconds: a broker that answers every request 300 ms late delays nothing (the appends
+  // the last ten seconds: a broker that answers every request 300 ms late delays nothing (the appends
   // are as spaced as the releases), one request that waited behind a slow one does.
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     if ((item.slot ?? slot) - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
