@@ -15,8 +15,8 @@
  * Options: --root DIR (the sluice work tree to run; default this one), --case Q/N (that case
  * instead of the four, e.g. 60s/2 or 10m/1; repeatable), --rate N (100), --seconds N (10),
  * --factors LIST (what each producer offers, × the rate: 0.5,2,3; one under 1 is the producer
- * under its quota), --tiers LIST and --hold-max-ms N (default: sluice's own defaults). Services: SLUICE_KAFKA_BROKERS and
- * SLUICE_REDIS_URL, else what `npm run services -- up` prints.
+ * under its quota), --tiers LIST and --hold-max-ms N (default: sluice's own defaults).
+ * Services: SLUICE_KAFKA_BROKERS and SLUICE_REDIS_URL, else what `npm run services -- up` prints.
  */
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
