@@ -17,8 +17,15 @@ export const renderTable = (r: BenchResult): string => {
     rows.push([`script calls / message, ${t.producers} producers`, sum(t.scriptCallsPerMessage, 4), `${sum(t.backgroundCallsPerMessage, 4)} (background)`, '', `≤ ${target}`, check(t.scriptCallsPerMessage.median <= target)]);
   }
   for (const t of byProducers) {
-    rows.push([`CPU s / 1M messages, ${t.producers} producers`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1),
-      `× ${num(t.sluiceCpuSecPerMillion.median / t.pipeCpuSecPerMillion.median, 2)}`, '', '']);
+    rows.push([`CPU per message, sluice ÷ pipe, ${t.producers} producers (whole run of each side)`, `× ${sum(t.cpuRatio, 2)}`, '', '', '≤ 1.3', check(t.cpuRatio.median <= 1.3)]);
+  }
+  for (const t of byProducers) {
+    rows.push([`CPU s / 1M messages, ${t.producers} producers`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), '', '', '']);
+  }
+  for (const t of byProducers) {
+    rows.push([`duplicates downstream (throughput runs), ${t.producers} producers`, String(t.sluiceDuplicates), String(t.pipeDuplicates), '', '0', check(t.sluiceDuplicates === 0)]);
+    rows.push([`load average (1 min) at the end of each run, ${t.producers} producers`, t.loadAverages.filter((l) => l.side === 'sluice').map((l) => num(l.load, 2)).join(', '),
+      t.loadAverages.filter((l) => l.side === 'pipe').map((l) => num(l.load, 2)).join(', '), '', 'reported', '']);
   }
   const latencies = r.latency ? [[r.latency.detail, 'half the pipe\'s max'], [r.latency.belowSaturation, 'below saturation']] as const : [];
   for (const [l, what] of latencies) {

@@ -18,11 +18,18 @@ export interface ThroughputSummary {
   ratio: Summary;
   sluiceCpuSecPerMillion: Summary;
   pipeCpuSecPerMillion: Summary;
+  /** CPU per message, sluice ÷ pipe, paired round by round. */
+  cpuRatio: Summary;
   scriptCallsPerMessage: Summary;
   /** Script calls seen during pipe runs (which make none): other users of the shared Redis. */
   backgroundCallsPerMessage: Summary;
   /** Store calls that timed out over all sluice runs (each answered by limiter.onStoreError instead of Redis). */
   sluiceStoreErrors: number;
+  /** Records downstream beyond the first of each id, over all runs of each side. */
+  sluiceDuplicates: number;
+  pipeDuplicates: number;
+  /** The 1-minute load average at the end of each run, in run order. */
+  loadAverages: { side: string; load: number }[];
 }
 
 const sideOf = <T extends { side: string }>(runs: readonly T[], side: string): T[] => runs.filter((r) => r.side === side);
@@ -38,9 +45,13 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], producers: n
     ratio: pairwise(s.map(rate), p.map(rate), (a, b) => a / b),
     sluiceCpuSecPerMillion: summarize(s.map((r) => r.cpuSecPerMillion)),
     pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
+    cpuRatio: pairwise(s.map((r) => r.cpuSecPerMillion), p.map((r) => r.cpuSecPerMillion), (a, b) => a / b),
     scriptCallsPerMessage: summarize(s.map((r) => r.scriptCallsPerMessage)),
     backgroundCallsPerMessage: summarize(p.map((r) => r.scriptCallsPerMessage)),
     sluiceStoreErrors: s.reduce((n, r) => n + r.storeErrors, 0),
+    sluiceDuplicates: s.reduce((n, r) => n + r.duplicates, 0),
+    pipeDuplicates: p.reduce((n, r) => n + r.duplicates, 0),
+    loadAverages: runs.map((r) => ({ side: r.side, load: Math.round(r.loadAverage * 100) / 100 })),
   };
 };
 
@@ -78,7 +89,7 @@ export interface BacklogSection {
 }
 
 /**
- * The JSON record. The headline keys are numbers (medians): throughput.ratio,
+ * The JSON record. The headline keys are numbers (medians): throughput.ratio, cpu.ratio,
  * scriptCallsPerMessage, latency.p50AddedMs, accuracy.maxErrorPct, backlog.minQuotaUsedPct,
  * backlog.maxBusiestRatio, backlog.maxTierWritesPerParked, memory.redisBytesPerProducer;
  * ranges and per-run details sit beside them. A phase left out (BENCH_PHASES) has no key.
@@ -119,6 +130,8 @@ export const buildResult = (input: {
     cpu: many ? {
       sluiceSecPerMillion: many.sluiceCpuSecPerMillion.median,
       pipeSecPerMillion: many.pipeCpuSecPerMillion.median,
+      ratio: many.cpuRatio.median,
+      ratioRange: range(many.cpuRatio),
       ...(few ? { sluiceSecPerMillion10: few.sluiceCpuSecPerMillion.median, pipeSecPerMillion10: few.pipeCpuSecPerMillion.median } : {}),
     } : undefined,
   };

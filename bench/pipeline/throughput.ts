@@ -1,11 +1,15 @@
 /**
  * Throughput: `count` messages prefilled on one ingress topic, then each side in turn (fresh
- * group, fresh downstream topic) drains it; the rate is measured between the first and the
- * last downstream offset movement (group join excluded), with the side's CPU time over the
- * same span and the Redis script calls of the whole run.
+ * group, fresh downstream topic) drains it. The rate counts distinct ids (header bench-seq: a
+ * message sent twice is no progress) between the broker append times of the first downstream
+ * record and of the one that brought the last new id (group join excluded). CPU time is the
+ * side's whole run, from its start until the last id was downstream, per message. Beside them:
+ * the Redis script calls of the whole run, duplicates, and the load average as the run ended.
  */
+import os from 'node:os';
 import type { BenchContext } from './context';
 import { prefill } from './load';
+import { readDistinct } from './read-downstream';
 import { scriptCalls } from './redis-info';
 import type { SideKind } from './side';
 import type { SluiceSetup } from './side-env';
@@ -17,6 +21,10 @@ export interface ThroughputRun {
   scriptCallsPerMessage: number;
   /** Limiter store calls that failed (timed out) and were answered by limiter.onStoreError. */
   storeErrors: number;
+  /** Records downstream beyond the first of each id. */
+  duplicates: number;
+  /** The 1-minute load average as the run ended. */
+  loadAverage: number;
 }
 
 const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: number, setup: SluiceSetup): Promise<ThroughputRun> => {
@@ -25,23 +33,19 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
   const side = await ctx.launch(kind, { ingress, downstream }, setup);
   try {
     const deadline = Date.now() + 300_000;
-    let first: { at: number; n: number; cpu: number } | undefined;
-    for (;;) {
-      const n = await ctx.book.total(downstream);
-      if (n > 0 && !first) first = { at: Date.now(), n, cpu: (await side.usage()).cpuMicros };
-      if (n >= count && first) {
-        const at = Date.now();
-        const cpu = (await side.usage()).cpuMicros;
-        const moved = count - first.n;
-        const calls = (await scriptCalls(ctx.redis)) - callsBefore;
-        return {
-          side: kind, msgsPerSec: (moved * 1000) / (at - first.at), cpuSecPerMillion: (cpu - first.cpu) / moved,
-          scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(),
-        };
-      }
+    // Offsets first (cheap, while the side works); then the ids, read once the side is done.
+    for (let n = 0; n < count; n = await ctx.book.total(downstream)) {
       if (Date.now() > deadline) throw new Error(`${kind}: only ${n} of ${count} messages downstream after 300 s`);
       await new Promise((r) => setTimeout(r, 50));
     }
+    let cpu = (await side.usage()).cpuMicros;
+    const ids = await readDistinct(ctx.kafka, downstream, count, deadline);
+    if (ids.duplicates > 0) cpu = (await side.usage()).cpuMicros; // it went on until the last new id
+    const calls = (await scriptCalls(ctx.redis)) - callsBefore;
+    return {
+      side: kind, msgsPerSec: ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs), cpuSecPerMillion: cpu / count,
+      scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0],
+    };
   } finally {
     await side.stop();
   }
