@@ -14,6 +14,7 @@ import {
   BacklogScenario, judgeAll, offerLoad, readOutcome, tierRecords, tierWrites, type ProducerJudgement, type TierWrites,
 } from '../../test/integration/retry/backlog-fixture';
 import { randomGroupId } from '../../test/helpers/names';
+import { waitFor } from '../../test/helpers/wait';
 import type { BenchContext } from './context';
 import { median } from './stats';
 import type { Side } from './side';
@@ -50,6 +51,20 @@ export interface BacklogRun {
   storeErrors: number;
 }
 
+/** Waits until every group is Stable with `members` members (60 s at most). */
+const groupsStable = async (ctx: BenchContext, groups: string[], members: number): Promise<void> => {
+  const admin = ctx.kafka.admin();
+  await admin.connect();
+  try {
+    await waitFor(async () => {
+      const { groups: described } = await admin.describeGroups(groups);
+      return described.every((g) => g.state === 'Stable' && g.members.length === members);
+    }, { timeoutMs: 60_000, intervalMs: 100, message: `groups ${groups.join(', ')} stable with ${members} member(s)` });
+  } finally {
+    await admin.disconnect();
+  }
+};
+
 export const measureBacklog = async (ctx: BenchContext, s: BacklogSettings): Promise<BacklogRun> => {
   const setup = { ...ctx.sluiceSetup({ rate: `${s.quotaPerSec}/s`, queue: s.queue }), tiers: 'default' as const };
   const ingress = await ctx.book.ingress('bl');
@@ -63,6 +78,10 @@ export const measureBacklog = async (ctx: BenchContext, s: BacklogSettings): Pro
   try {
     // One at a time: the first creates the retry tiers (sluice's default set: names found afterwards).
     for (let r = 0; r < s.replicas; r += 1) sides.push(await ctx.launch('sluice', { ingress, downstream, group }, setup));
+    // A replica is ready once it joined; the others' rejoin can still be under way. The load
+    // starts once both groups are stable with every replica in them: this phase measures shaping
+    // across replicas, not a hand-over (test/integration/retry/tier-backlog.test.ts has that).
+    await groupsStable(ctx, [group, `${group}.retry`], s.replicas);
     const reader = await readOutcome(ctx.kafka, scenario);
     const offers = Array.from({ length: s.producers }, (_, i) => ({ id: `bl-${i}`, perSecond: 3 * s.quotaPerSec, seconds: s.seconds, keys: 8 }));
     const offered = await offerLoad([ctx.services.brokers], ingress, offers);
