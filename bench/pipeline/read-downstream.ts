@@ -4,7 +4,7 @@
  * number (bench-seq) and the
  * broker's append time (the topic uses LogAppendTime).
  */
-import type { Kafka } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { randomGroupId } from '../../test/helpers/names';
 import { waitFor } from '../../test/helpers/wait';
 
@@ -15,25 +15,32 @@ export interface Arrival {
   appendMs: number;
 }
 
-export const readDownstream = async (kafka: Kafka, topic: string, expected: number, timeoutMs = 60_000): Promise<Arrival[]> => {
-  const arrivals: Arrival[] = [];
+/** Reads `topic` from the beginning with a fresh group, each record to `take`, until `done()` or the deadline. */
+const readFromStart = async (
+  kafka: Kafka, topic: string, take: (m: KafkaMessage) => void, done: () => boolean, deadline: number, what: () => string,
+): Promise<void> => {
   const consumer = kafka.consumer({ groupId: randomGroupId('bench-read'), maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
       eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) {
-          const headers = m.headers ?? {};
-          arrivals.push({ producer: String(headers['producer-id'] ?? ''), sentMs: Number(String(headers['bench-sent'] ?? 'NaN')), seq: String(headers['bench-seq'] ?? ''), appendMs: Number(m.timestamp) });
-        }
+        for (const m of batch.messages) take(m);
       },
     });
-    await waitFor(() => arrivals.length >= expected, { timeoutMs, message: `${expected} messages on ${topic} (got ${arrivals.length})` });
-    return arrivals;
+    await waitFor(done, { timeoutMs: Math.max(0, deadline - Date.now()), message: what });
   } finally {
     await consumer.disconnect();
   }
+};
+
+export const readDownstream = async (kafka: Kafka, topic: string, expected: number, timeoutMs = 60_000): Promise<Arrival[]> => {
+  const arrivals: Arrival[] = [];
+  await readFromStart(kafka, topic, (m) => {
+    const headers = m.headers ?? {};
+    arrivals.push({ producer: String(headers['producer-id'] ?? ''), sentMs: Number(String(headers['bench-sent'] ?? 'NaN')), seq: String(headers['bench-seq'] ?? ''), appendMs: Number(m.timestamp) });
+  }, () => arrivals.length >= expected, Date.now() + timeoutMs, () => `${expected} messages on ${topic} (got ${arrivals.length})`);
+  return arrivals;
 };
 
 export interface DistinctArrivals {
@@ -53,28 +60,16 @@ export interface DistinctArrivals {
 export const readDistinct = async (kafka: Kafka, topic: string, expected: number, deadline: number): Promise<DistinctArrivals> => {
   const seen = new Set<string>();
   const out: DistinctArrivals = { distinct: 0, duplicates: 0, firstAppendMs: Infinity, lastNewAppendMs: -Infinity };
-  const consumer = kafka.consumer({ groupId: randomGroupId('bench-distinct'), maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) {
-          const id = String(m.headers?.['bench-seq'] ?? '');
-          const appendMs = Number(m.timestamp);
-          out.firstAppendMs = Math.min(out.firstAppendMs, appendMs);
-          if (seen.has(id)) out.duplicates += 1;
-          else {
-            seen.add(id);
-            out.lastNewAppendMs = Math.max(out.lastNewAppendMs, appendMs);
-          }
-        }
-        out.distinct = seen.size;
-      },
-    });
-    await waitFor(() => seen.size >= expected, { timeoutMs: Math.max(0, deadline - Date.now()), message: `${expected} distinct ids on ${topic} (got ${seen.size})` });
-    return out;
-  } finally {
-    await consumer.disconnect();
-  }
+  await readFromStart(kafka, topic, (m) => {
+    const id = String(m.headers?.['bench-seq'] ?? '');
+    const appendMs = Number(m.timestamp);
+    out.firstAppendMs = Math.min(out.firstAppendMs, appendMs);
+    if (seen.has(id)) out.duplicates += 1;
+    else {
+      seen.add(id);
+      out.lastNewAppendMs = Math.max(out.lastNewAppendMs, appendMs);
+    }
+    out.distinct = seen.size;
+  }, () => seen.size >= expected, deadline, () => `${expected} distinct ids on ${topic} (got ${seen.size})`);
+  return out;
 };
