@@ -116,9 +116,19 @@ interface LateReleases {
 }
 
 /**
+ * Parallel arrays read from `head` (entries before it are spent): once most are spent, drops
+ * them; returns the new head. Amortized O(1) per entry.
+ */
+const compacted = (head: number, ...arrays: number[][]): number => {
+  if (head <= 64 || head * 2 <= arrays[0].length) return head;
+  for (const array of arrays) array.splice(0, head);
+  return 0;
+};
+
+/**
  * The acknowledgements of the last QUICKEST_WINDOW_MS that may still be the quickest (ms after
- * the release, and when), of every lane: the broker's answer time is no producer's own, and a
- * lane is forgotten between messages. Times rise from `head`, so the one at `head` is the least
+ * the release, and when), of every lane: the broker's answer time is no producer's own, and an
+ * idle lane is forgotten with whatever it kept. Times rise from `head`, so the one at `head` is the least
  * (a sliding minimum: each newer, quicker one drops the slower before it).
  */
 interface Answers {
@@ -136,11 +146,7 @@ const quickest = (a: Answers, took: number, at: number): number => {
   a.took.push(took);
   a.at.push(at);
   while (a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
-  if (a.head > 64 && a.head * 2 > a.took.length) {
-    a.took.splice(0, a.head);
-    a.at.splice(0, a.head);
-    a.head = 0;
-  }
+  a.head = compacted(a.head, a.took, a.at);
   return a.took[a.head];
 };
 
@@ -159,11 +165,7 @@ const secondOf = (lane: Lane, own: number, now: number): number => {
   for (; late.head < late.slot.length && late.slot[late.head] < own - SECOND_SPAN_MS; late.head += 1) {
     late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
   }
-  if (late.head > 64 && late.head * 2 > late.slot.length) {
-    late.slot.splice(0, late.head);
-    late.sent.splice(0, late.head);
-    late.head = 0;
-  }
+  late.head = compacted(late.head, late.slot, late.sent);
   return late.from;
 };
 
@@ -208,8 +210,8 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   // The second rule counts a message at its acknowledgement when the item reports one: a release
   // on its slot whose request waited behind a slow one is appended late, and with what was
   // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
-  // the last ten seconds: a broker that answers every request 300 ms late delays nothing (the appends
-  // are as spaced as the releases), one request that waited behind a slow one does.
+  // the last ten seconds: a broker that answers every request 300 ms late delays nothing (the
+  // appends are as spaced as the releases), one request that waited behind a slow one does.
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     if ((item.slot ?? slot) - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
