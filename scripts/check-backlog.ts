@@ -15,11 +15,13 @@
  * Options: --root DIR (the sluice work tree to run; default this one), --case Q/N (that case
  * instead of the four, e.g. 60s/2 or 10m/1; repeatable), --rate N (100), --seconds N (10),
  * --factors LIST (what each producer offers, × the rate: 0.5,2,3; one under 1 is the producer
- * under its quota), --tiers LIST and --hold-max-ms N (default: sluice's own defaults).
+ * under its quota), --tiers LIST and --hold-max-ms N (default: sluice's own defaults), --dump DIR
+ * (writes each case's offers and outcome, with times, to DIR/<queue>-<replicas>.json).
  * Services: SLUICE_KAFKA_BROKERS and SLUICE_REDIS_URL, else what `npm run services -- up` prints.
  */
 import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { servicesEnv } from '../bench/pipeline/services-env';
 import { createKafka } from '../test/helpers/kafka';
@@ -38,6 +40,7 @@ const { values: args } = parseArgs({
     factors: { type: 'string', default: '0.5,2,3' },
     tiers: { type: 'string' },
     'hold-max-ms': { type: 'string' },
+    dump: { type: 'string' },
   },
 });
 const RATE = Number(args.rate);
@@ -84,6 +87,10 @@ const runCase = async (services: { brokers: string; redisUrl: string }, queue: s
     const stops = await Promise.all(running.map((r) => r.stop('SIGTERM')));
     const outcome = await reader.finish();
     const tiers = await tierRecords(kafka, s);
+    if (args.dump) {
+      mkdirSync(args.dump, { recursive: true });
+      writeFileSync(join(args.dump, `${queue}-${replicas}.json`), JSON.stringify({ offered: Object.fromEntries(offered.byProducer), startedAt: offered.startedAt, outcome }));
+    }
     const js = judgeAll(offered, outcome, () => RATE);
     const bound = busiestBound(RATE, replicas, 3);
     const broken: string[] = [];
