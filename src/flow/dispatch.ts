@@ -118,7 +118,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         deps.report?.(item.info.producer, 'forwarded');
         count.done();
       },
-      failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count),
+      (error: unknown) => failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count)(error),
     );
   };
 

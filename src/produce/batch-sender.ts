@@ -110,6 +110,7 @@ export const createBatchSender = ({
 
   const sendOnce = async (topic: string, batch: Pending[]): Promise<void> => {
     await producer.sendBatch({ topicMessages: [{ topic, messages: batch.map((p) => p.message) }], acks: -1 });
+    inFlight -= batch.length;
     for (const p of batch) p.resolve();
   };
 
@@ -126,6 +127,7 @@ export const createBatchSender = ({
         d.trouble = { destination: d.topic, since: d.trouble?.since ?? now(), failures: (d.trouble?.failures ?? 0) + 1, code, error: (error as Error)?.message ?? String(error) };
         onError?.(d.topic, code);
         if (closed) {
+          inFlight -= batch.length;
           for (const p of batch) p.reject(error);
           return;
         }
@@ -141,6 +143,7 @@ export const createBatchSender = ({
   const splitTooLarge = async (d: Destination, batch: Pending[], error: unknown): Promise<void> => {
     if (batch.length === 1) {
       const [p] = batch;
+      inFlight -= 1;
       p.reject(new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
       return;
     }
@@ -194,20 +197,7 @@ export const createBatchSender = ({
     send(topic, message) {
       inFlight += 1;
       const d = destinationOf(topic, message.partition ?? undefined);
-      const promise = new Promise<void>((resolve, reject) =>
-        d.items.push({
-          topic,
-          message,
-          resolve: () => {
-            inFlight -= 1;
-            resolve();
-          },
-          reject: (error) => {
-            inFlight -= 1;
-            reject(error);
-          },
-        }),
-      );
+      const promise = new Promise<void>((resolve, reject) => void d.items.push({ topic, message, resolve, reject }));
       d.pumping ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => pump(d));
       return promise;
     },
