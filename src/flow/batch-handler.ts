@@ -75,6 +75,7 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
   const result: Read = { items: [], complete: false };
   let forged = 0;
   let stopped = false;
+  const offered = new Map<string, number>();
   for (const message of batch.messages) {
     if (!isRunning() || isStale()) {
       stopped = true;
@@ -91,7 +92,8 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
     if (!source.parked) {
       const ingress = fromIngress(message, where, source.identity, now);
       forged += ingress.forged;
-      deps.metrics.offered?.(ingress.item.info.producer, 1);
+      const { producer } = ingress.item.info;
+      offered.set(producer, (offered.get(producer) ?? 0) + 1);
       result.items.push(ingress.item);
       continue;
     }
@@ -109,6 +111,7 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
     result.items.push(item);
   }
   if (forged > 0) deps.metrics.forgedHeadersDropped(forged);
+  for (const [producer, count] of offered) deps.metrics.offered?.(producer, count);
   result.complete = !stopped;
   return result;
 };

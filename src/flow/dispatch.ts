@@ -50,8 +50,23 @@ export interface DispatchDeps {
   report?(producer: string, outcome: Outcome): void;
 }
 
+export type Dispatched = Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>;
+
+/** One message's action, with the ack its offset needs. */
+export interface DispatchEntry {
+  item: FlowItem;
+  action: Dispatched;
+  ack: () => void;
+}
+
 export interface Dispatcher {
-  dispatch(item: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>, ack: () => void): void;
+  dispatch(item: FlowItem, action: Dispatched, ack: () => void): void;
+  /**
+   * The actions of one fetch, in order. First decisions released at once, of producers with
+   * nothing held or queued, go out together (one send, one promise, counted together); the
+   * rest as `dispatch`.
+   */
+  dispatchAll(entries: readonly DispatchEntry[]): void;
   /** A rebalance starts: hold every forward back until resume. */
   handOver(): void;
   /** The group joined: forward again; park what is still held for partitions lost. */
@@ -197,18 +212,73 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       evict: () => park(item, item.info, true, counted(item, ack)),
     });
 
-  return {
-    dispatch(item, action, ack) {
-      switch (action.kind) {
-        case 'release':
-          return release(item, action.at, action.attempt, action.spacingMs, ack);
-        case 'wait':
-          return wait(item, action.until, ack);
-        case 'park':
-          return park(item, action.info, action.moved, counted(item, ack), action.tier);
-        case 'dead-letter':
-          return deadLetter(item, action.info, action.reason, counted(item, ack));
+  const dispatch = (item: FlowItem, action: Dispatched, ack: () => void): void => {
+    switch (action.kind) {
+      case 'release':
+        return release(item, action.at, action.attempt, action.spacingMs, ack);
+      case 'wait':
+        return wait(item, action.until, ack);
+      case 'park':
+        return park(item, action.info, action.moved, counted(item, ack), action.tier);
+      case 'dead-letter':
+        return deadLetter(item, action.info, action.reason, counted(item, ack));
+    }
+  };
+
+  type Release = { item: FlowItem; action: Extract<Dispatched, { kind: 'release' }>; ack: () => void };
+
+  /**
+   * Releases let through at once, written together: counted against the caps as one, one
+   * promise for all, the outcome counted per producer. A message the broker refused goes the
+   * way a single forward's would (`failed`), the others are acknowledged.
+   */
+  const forwardTogether = (unit: readonly Release[], now: number): void => {
+    let bytes = 0;
+    for (const { item } of unit) bytes += item.size;
+    const release = hold.track(bytes, unit.length);
+    const messages = unit.map(({ item }) => ({ content: item.content, timestamp: item.info.timestamp, waitedMs: now - item.info.firstSeen }));
+    writer.forwardAll(messages).then((errors) => {
+      release();
+      const sent = new Map<string, { count: number; bytes: number }>();
+      for (let i = 0; i < unit.length; i += 1) {
+        const { item, action, ack } = unit[i];
+        if (i in errors) {
+          failed(item, { ...item.info, attempt: action.attempt, reason: { kind: 'delayed' } }, counted(item, ack))(errors[i]);
+          continue;
+        }
+        const { producer } = item.info;
+        const tally = sent.get(producer);
+        if (tally) {
+          tally.count += 1;
+          tally.bytes += item.size;
+        } else sent.set(producer, { count: 1, bytes: item.size });
+        metrics.releaseDelay(messages[i].waitedMs);
+        deps.report?.(producer, 'forwarded');
+        ack();
       }
+      for (const [producer, tally] of sent) {
+        metrics.message('forwarded', producer, tally.count);
+        metrics.forwardedBytes?.(producer, tally.bytes);
+      }
+    });
+  };
+
+  return {
+    dispatch,
+    dispatchAll(entries) {
+      const now = clock.now();
+      const unit: Release[] = [];
+      for (const entry of entries) {
+        const { item, action } = entry;
+        // A message of a producer with nothing held and an idle lane, due now: the lane records
+        // it as sent. A later one of the same producer in this fetch either joins the unit too
+        // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
+        // the producer's order.
+        if (action.kind === 'release' && !frozen && !item.fromTier && action.at <= now && !heldOf.has(item.info.producer)
+          && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push({ item, action, ack: entry.ack });
+        else dispatch(item, action, entry.ack);
+      }
+      if (unit.length > 0) forwardTogether(unit, now);
     },
     handOver() {
       frozen = true;

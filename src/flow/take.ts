@@ -8,7 +8,7 @@
 import type { Clock } from '../clock';
 import type { FetchDecider } from '../decide/fetch-decider';
 import type { RuleView } from '../decide/verdict';
-import type { Dispatcher } from './dispatch';
+import type { DispatchEntry, Dispatcher } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
 
@@ -39,12 +39,18 @@ export const takeItems = async (
   const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
   const decidedAt = deps.clock.now();
   let v = 0;
+  const entries: DispatchEntry[] = [];
+  let taken: Taken = { count: items.length };
   for (const [i, item] of items.entries()) {
     const step = steps[i];
     const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v++], decidedAt, deps.policy) : step;
-    if (action.kind === 'stall') return { count: i, stallUntil: action.until };
+    if (action.kind === 'stall') {
+      taken = { count: i, stallUntil: action.until };
+      break;
+    }
     if (action.kind === 'decide') throw new Error('the router asked for a second decision');
-    dispatcher.dispatch(item, action, ackOf(item));
+    entries.push({ item, action, ack: ackOf(item) });
   }
-  return { count: items.length };
+  dispatcher.dispatchAll(entries);
+  return taken;
 };

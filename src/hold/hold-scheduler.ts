@@ -30,11 +30,12 @@ export interface HeldMessage {
 export interface HoldScheduler {
   add(message: HeldMessage): void;
   /**
-   * Counts a message sent without being held (due at once) against the caps until the returned
-   * function is called (once it is acknowledged), so a fast ingress still meets back-pressure.
-   * Not part of held() or whenEmpty(): those are the messages still waiting for their instant.
+   * Counts a message (or `messages` sent together, `bytes` in all) sent without being held (due
+   * at once) against the caps until the returned function is called (once acknowledged), so a
+   * fast ingress still meets back-pressure. Not part of held() or whenEmpty(): those are the
+   * messages still waiting for their instant.
    */
-  track(bytes: number): () => void;
+  track(bytes: number, messages?: number): () => void;
   held(): { messages: number; bytes: number };
   isFull(): boolean;
   /** Removes and returns (in release order) the held messages due after `instant`: shutdown parks them. */
@@ -170,15 +171,15 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
       changed();
       arm();
     },
-    track(size) {
-      outMessages += 1;
+    track(size, messages = 1) {
+      outMessages += messages;
       outBytes += size;
       if (!full) pressure();
       let done = false;
       return () => {
         if (done) return;
         done = true;
-        outMessages -= 1;
+        outMessages -= messages;
         outBytes -= size;
         if (yielding) pressure();
       };

@@ -53,6 +53,12 @@ export interface LaneItem {
 export interface ReleaseLanes {
   /** A message of `producer` is due now: sent at once, or queued behind the producer's previous release. */
   due(producer: string, spacingMs: number, item: LaneItem): void;
+  /**
+   * A message let through at once (`conforming`) with release instant `slot`: true when it may
+   * be sent now — the lane records it as sent, and the caller sends it; false when it must wait
+   * in its lane (send it through `due`).
+   */
+  sendsNow(producer: string, spacingMs: number, slot: number): boolean;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
   /** Takes the queued messages whose owner matches out of their lanes and evicts them (a rebalance hands their partition over). */
@@ -169,9 +175,8 @@ const secondOf = (lane: Lane, own: number, now: number): number => {
   return late.from;
 };
 
-/** The instant `item` leaves `lane`: its own slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
-const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
-  const own = item.slot ?? now;
+/** The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
+const slotOf = (lane: Lane, own: number, now: number): number => {
   const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
   // Slots closer than an interval came from two limiters (the local fallback's beside Redis's,
   // a rule changed): the second rule cannot count those, so for a second after such a pair (the
@@ -181,6 +186,9 @@ const slotOf = (lane: Lane, item: LaneItem, now: number): number => {
   const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
   return Math.max(paced, secondOf(lane, own, now));
 };
+
+/** The slot of a queued message (`due` sets one). */
+const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
 
 /**
  * An idle lane one interval past its last release is forgotten, unless it sent late in the last
@@ -212,11 +220,14 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
   // the last ten seconds: a broker that answers every request 300 ms late delays nothing (the
   // appends are as spaced as the releases), one request that waited behind a slow one does.
-  const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
-    if ((item.slot ?? slot) - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
+  const record = (lane: Lane, own: number, slot: number, now: number): void => {
+    if (own - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
-    lane.lastOwn = item.slot ?? slot;
-    const own = lane.lastOwn;
+    lane.lastOwn = own;
+  };
+  const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
+    const own = item.slot ?? slot;
+    record(lane, own, slot, now);
     const pending = item.send();
     if (item.conforming) return;
     if (!pending) return counted(lane, own, now);
@@ -234,13 +245,13 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
   const scheduleHead = (lane: Lane): void => {
     lane.armed = true;
     hold.add({
-      at: slotOf(lane, lane.queue[0], clock.now()),
+      at: slotOf(lane, ownOf(lane.queue[0], clock.now()), clock.now()),
       bytes: lane.queue[0].bytes,
       release: () => {
         lane.armed = false;
         const now = clock.now();
         while (lane.queue.length > 0) {
-          const slot = slotOf(lane, lane.queue[0], now);
+          const slot = slotOf(lane, ownOf(lane.queue[0], now), now);
           if (slot > now + LANE_TOLERANCE_MS) break;
           const head = lane.queue.shift() as LaneItem;
           waiting -= 1;
@@ -298,18 +309,24 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
     }
   };
 
+  /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
+  const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
+    const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
+    lane.spacingMs = spacingMs;
+    lanes.delete(producer);
+    prune(now);
+    touch(producer, lane);
+    return lane;
+  };
+
   return {
     due(producer, spacingMs, item) {
       if (!(spacingMs > 0)) return void item.send();
       const now = clock.now();
       item.slot ??= now;
-      const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
-      lane.spacingMs = spacingMs;
-      lanes.delete(producer);
-      prune(now);
-      touch(producer, lane);
+      const lane = laneOf(producer, spacingMs, now);
       if (lane.queue.length === 0 && !lane.armed) {
-        const slot = slotOf(lane, item, now);
+        const slot = slotOf(lane, item.slot, now);
         if (slot <= now + LANE_TOLERANCE_MS) {
           return send(lane, item, slot, now);
         }
@@ -317,6 +334,16 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       lane.queue.push(item);
       waiting += 1;
       if (!lane.armed) scheduleHead(lane);
+    },
+    sendsNow(producer, spacingMs, own) {
+      if (!(spacingMs > 0)) return true;
+      const now = clock.now();
+      const lane = laneOf(producer, spacingMs, now);
+      if (lane.queue.length > 0 || lane.armed) return false;
+      const slot = slotOf(lane, own, now);
+      if (slot > now + LANE_TOLERANCE_MS) return false;
+      record(lane, own, slot, now);
+      return true;
     },
     waiting: () => waiting,
     evictOwned(owned) {

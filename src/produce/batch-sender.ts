@@ -37,6 +37,12 @@ export interface SendTrouble {
 export interface Sender {
   /** Queues one message; resolves when the broker acknowledged it (acks = all). */
   send(topic: string, message: Message): Promise<void>;
+  /**
+   * Queues several messages in order (each to its own partition, as `send` would); ONE promise
+   * for them all, resolved once every one settled, with the error of each that failed at its
+   * index (empty when all were acknowledged). Same failures as `send`.
+   */
+  sendAll(topic: string, messages: readonly Message[]): Promise<unknown[]>;
   /** Resolves once everything queued so far has settled. */
   flush(): Promise<void>;
   /** Messages queued or in flight. */
@@ -47,11 +53,18 @@ export interface Sender {
   close(): void;
 }
 
+/** How queued messages report their end: one per `send`, one for all the messages of a `sendAll`. */
+interface Settle {
+  ok(index: number): void;
+  fail(index: number, error: unknown): void;
+}
+
 interface Pending {
   topic: string;
   message: Message;
-  resolve(): void;
-  reject(error: unknown): void;
+  settle: Settle;
+  /** Its place among the messages of its `sendAll` (0 for `send`). */
+  index: number;
 }
 
 /** One partition of a topic (or a whole topic, for messages without a partition). */
@@ -111,7 +124,7 @@ export const createBatchSender = ({
   const sendOnce = async (topic: string, batch: Pending[]): Promise<void> => {
     await producer.sendBatch({ topicMessages: [{ topic, messages: batch.map((p) => p.message) }], acks: -1 });
     inFlight -= batch.length;
-    for (const p of batch) p.resolve();
+    for (const p of batch) p.settle.ok(p.index);
   };
 
   const sendWithRetry = async (d: Destination, batch: Pending[]): Promise<void> => {
@@ -128,7 +141,7 @@ export const createBatchSender = ({
         onError?.(d.topic, code);
         if (closed) {
           inFlight -= batch.length;
-          for (const p of batch) p.reject(error);
+          for (const p of batch) p.settle.fail(p.index, error);
           return;
         }
         const wait = backoffMs[Math.min(attempt, backoffMs.length - 1)];
@@ -144,7 +157,7 @@ export const createBatchSender = ({
     if (batch.length === 1) {
       const [p] = batch;
       inFlight -= 1;
-      p.reject(new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
+      p.settle.fail(p.index, new SluiceError('MESSAGE_TOO_LARGE', `the broker refused a message for ${p.topic} as too large`, { cause: error }));
       return;
     }
     logger.warn({ err: error, destination: d.topic, partition: d.partition, messages: batch.length, maxBatchBytes }, 'a send of several messages was refused as too large: the topic\'s max.message.bytes is below maxBatchBytes; resending it in halves');
@@ -193,13 +206,33 @@ export const createBatchSender = ({
     return [...byTopic.values()];
   };
 
+  const queue = (p: Pending): void => {
+    inFlight += 1;
+    const d = destinationOf(p.topic, p.message.partition ?? undefined);
+    d.items.push(p);
+    d.pumping ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => pump(d));
+  };
+
   return {
     send(topic, message) {
-      inFlight += 1;
-      const d = destinationOf(topic, message.partition ?? undefined);
-      const promise = new Promise<void>((resolve, reject) => void d.items.push({ topic, message, resolve, reject }));
-      d.pumping ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => pump(d));
-      return promise;
+      return new Promise<void>((resolve, reject) => queue({ topic, message, index: 0, settle: { ok: () => resolve(), fail: (_, error) => reject(error) } }));
+    },
+    sendAll(topic, messages) {
+      if (messages.length === 0) return Promise.resolve([]);
+      return new Promise<unknown[]>((resolve) => {
+        const errors: unknown[] = [];
+        let left = messages.length;
+        const settle: Settle = {
+          ok: () => {
+            if (--left === 0) resolve(errors);
+          },
+          fail: (index, error) => {
+            errors[index] = error;
+            if (--left === 0) resolve(errors);
+          },
+        };
+        for (let index = 0; index < messages.length; index += 1) queue({ topic, message: messages[index], index, settle });
+      });
     },
     async flush() {
       for (;;) {

@@ -18,6 +18,8 @@ import type { Sender } from './batch-sender';
 export interface MessageWriter {
   /** Downstream (it leaves on its slot); resolves once acknowledged. */
   forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<void>;
+  /** Several downstream at once, in order (first decisions: no attempt); one promise, with the error of each that failed at its index. */
+  forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number }[]): Promise<unknown[]>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
   deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<void>;
@@ -54,6 +56,15 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
         timestamp,
         partition: downstreamPartition(content.key),
       });
+    },
+    forwardAll(messages) {
+      return sender.sendAll(topics.downstream, messages.map(({ content, timestamp, waitedMs }) => ({
+        key: content.key,
+        value: content.value,
+        headers: forwardHeaders(content.headers, waitedMs),
+        timestamp,
+        partition: downstreamPartition(content.key),
+      })));
     },
     async park(content, info, tier) {
       const now = clock.now();

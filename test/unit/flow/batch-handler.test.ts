@@ -44,6 +44,7 @@ const setup = (options: {
   const dispatched: Dispatched[] = [];
   const dispatcher: Dispatcher = {
     dispatch: (item, action, ack) => void dispatched.push({ item, action, ack }),
+    dispatchAll: (entries) => void dispatched.push(...entries),
     handOver: () => undefined,
     resume: () => undefined,
   };
@@ -52,9 +53,10 @@ const setup = (options: {
   const tracker = createOffsetTracker();
   const pauses: [string, number, number][] = [];
   const pauser = { pauseUntil: (t: string, p: number, until: number) => void pauses.push([t, p, until]) } as unknown as PartitionPauser;
-  const counted = { forged: [] as number[], malformed: 0 };
+  const counted = { forged: [] as number[], malformed: 0, offered: [] as [string, number][] };
   const metrics: Metrics = {
     ...noMetrics,
+    offered: (producer, n) => void counted.offered.push([producer, n]),
     forgedHeadersDropped: (n) => void counted.forged.push(n),
     malformedRetryHeaders: (n) => void (counted.malformed += n),
   };
@@ -102,6 +104,7 @@ describe('ingress: when a batch arrives', () => {
     await t.run('in', [message(0, 'a'), message(1, 'b'), message(3, 'a')], '4');
     expect(t.calls).toHaveLength(1);
     expect(t.calls[0].map((c) => c.producer)).toEqual(['a', 'b', 'a']);
+    expect(t.counted.offered).toEqual([['a', 2], ['b', 1]]); // once per producer and batch
     expect(t.dispatched.map((d) => [d.item.offset, d.action])).toEqual([
       ['0', { kind: 'release', at: T0, attempt: 1, spacingMs: 0 }],
       ['1', { kind: 'release', at: T0, attempt: 1, spacingMs: 0 }],

@@ -42,6 +42,10 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100) => {
   const written: Written[] = [];
   const full: MessageWriter = {
     forward: async (c, options) => void written.push({ kind: 'forward', value: String(c.value), at: clock.now(), options }),
+    forwardAll: async (messages) => {
+      for (const m of messages) written.push({ kind: 'forward', value: String(m.content.value), at: clock.now(), options: { timestamp: m.timestamp, waitedMs: m.waitedMs, attempt: undefined } });
+      return [];
+    },
     park: async (c, parked, tier) => (written.push({ kind: 'park', value: String(c.value), at: clock.now(), info: parked, tier }), tier ?? s5),
     deadLetter: async (c, parked, reason) => void written.push({ kind: 'dead-letter', value: String(c.value), at: clock.now(), info: parked, reason }),
     ...writer,
@@ -197,6 +201,56 @@ describe('when a message is parked or dead-lettered', () => {
     expect(t.counted.outcomes).toEqual([['dead_lettered', 'p']]);
     expect(t.reports).toEqual([['p', 'dead-lettered']]);
     expect(t.acked).toEqual(['4']);
+  });
+});
+
+describe('when the actions of one fetch are dispatched together', () => {
+  const entry = (t: ReturnType<typeof setup>, i: FlowItem, action: Parameters<typeof t.dispatch>[1]) => ({ item: i, action, ack: () => void t.acked.push(i.offset) });
+
+  it('writes first decisions released at once in one send, counts them against the caps until acknowledged, then per producer', async () => {
+    let answer: (errors: unknown[]) => void = () => undefined;
+    const units: string[][] = [];
+    const t = setup({ forwardAll: (messages) => (units.push(messages.map((m) => String(m.content.value))), new Promise((resolve) => (answer = resolve))) }, 3);
+    t.dispatcher.dispatchAll([entry(t, item('1'), release(T0)), entry(t, item('2', { producer: 'q' }), release(T0)), entry(t, item('3'), release(T0))]);
+    expect(units).toEqual([['v1', 'v2', 'v3']]);
+    expect(t.hold.isFull()).toBe(true); // three messages tracked, cap 3
+    expect(t.acked).toEqual([]);
+    answer([]);
+    await t.settle();
+    expect(t.acked).toEqual(['1', '2', '3']);
+    expect(t.hold.isFull()).toBe(false);
+    expect(t.counted.outcomes).toEqual([['forwarded', 'p'], ['forwarded', 'q']]);
+    expect(t.counted.delays).toEqual([0, 0, 0]);
+  });
+
+  it('sends the rest the general way: due later, from a tier, behind a held message of its producer, or during a rebalance', async () => {
+    const units: string[][] = [];
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) });
+    t.dispatcher.dispatchAll([
+      entry(t, item('later'), release(T0 + 20)),
+      entry(t, item('behind'), release(T0)),
+      entry(t, item('tier', { producer: 'q', fromTier: true }), release(T0, 2)),
+      entry(t, item('now', { producer: 'r' }), release(T0)),
+    ]);
+    expect(units).toEqual([['vnow']]);
+    await t.settle();
+    expect(values(t.written)).toEqual(['vtier']);
+    t.clock.set(T0 + 20);
+    await waitFor(() => t.written.length === 3, { timeoutMs: 2000, intervalMs: 2 });
+    expect(values(t.written)).toEqual(['vtier', 'vbehind', 'vlater']); // each on its own slot, through the hold
+    t.dispatcher.handOver();
+    t.dispatcher.dispatchAll([entry(t, item('frozen', { producer: 's' }), release(T0 + 20))]);
+    expect(units).toHaveLength(1);
+  });
+
+  it('dead-letters a message of the unit the broker refused as too large and acknowledges the others', async () => {
+    const refusal: unknown[] = [];
+    refusal[1] = new SluiceError('MESSAGE_TOO_LARGE', 'too large');
+    const t = setup({ forwardAll: async () => refusal });
+    t.dispatcher.dispatchAll([entry(t, item('ok'), release(T0)), entry(t, item('big', { producer: 'q' }), release(T0))]);
+    await waitFor(() => t.acked.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written).toMatchObject([{ kind: 'dead-letter', value: 'vbig', reason: 'too-large' }]);
+    expect(t.counted.outcomes).toEqual([['forwarded', 'p'], ['dead_lettered', 'q']]);
   });
 });
 

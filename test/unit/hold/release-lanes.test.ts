@@ -145,6 +145,20 @@ describe('when the process was late and several messages of one producer are due
   });
 });
 
+describe('when a message let through at once asks whether it may leave now (sendsNow)', () => {
+  it('says yes for an idle lane on its slot and records it, so the next message keeps an interval after it', () => {
+    const t = setup();
+    expect(t.lanes.sendsNow('p', 50, 1000)).toBe(true);
+    expect(t.lanes.sendsNow('p', 50, 1001)).toBe(false); // one interval after 1000 is 1050
+    t.lanes.due('p', 50, { ...t.item('2'), slot: 1001 });
+    expect(t.sent).toEqual([]);
+    expect(t.held.map((h) => h.at)).toEqual([1050]);
+    expect(t.lanes.sendsNow('p', 50, 1050)).toBe(false); // its lane has one waiting
+    expect(t.lanes.sendsNow('q', 50, 1000)).toBe(true); // other producers are not held back
+    expect(t.lanes.sendsNow('p', 0, 1000)).toBe(true); // spacing 0 (token bucket): no lane
+  });
+});
+
 describe('when a graceful stop evicts a lane', () => {
   it('hands back every message waiting in it', () => {
     const t = setup();

@@ -164,6 +164,16 @@ describe('when a topic accepts less than maxBatchBytes and a request of several 
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(appended.map((v) => v.split(':')[0]).sort()).toEqual(['1', '2', '4', '5']);
   });
+
+  it('sendAll: one promise for them all, resolved once every one settled, with the oversize one\'s error at its index', async () => {
+    const { appended, producer } = partialBroker(3000);
+    const sender = createBatchSender({ producer, logger, maxBatchBytes: 512 * 1024 });
+    const errors = await sender.sendAll('t', [sized(1, 1000, 0), sized(2, 1000, 1), sized(3, 4000, 0), sized(4, 1000, 1), sized(5, 1000, 0)]);
+    expect(Object.entries(errors).map(([i, e]) => [i, (e as { code?: string }).code])).toEqual([['2', 'MESSAGE_TOO_LARGE']]);
+    expect(appended.map((v) => v.split(':')[0]).sort()).toEqual(['1', '2', '4', '5']);
+    expect(sender.pending()).toBe(0);
+    expect(await sender.sendAll('t', [])).toEqual([]);
+  });
 });
 
 describe('when one topic refuses every send (deleted, denied)', () => {

@@ -10,6 +10,10 @@ const recordingSender = () => {
   const sent: { topic: string; message: Message }[] = [];
   const sender: Sender = {
     send: async (topic, message) => void sent.push({ topic, message }),
+    sendAll: async (topic, messages) => {
+      for (const message of messages) sent.push({ topic, message });
+      return [];
+    },
     flush: async () => undefined,
     pending: () => 0,
     failing: () => [],
@@ -44,6 +48,16 @@ describe('when a message is forwarded downstream', () => {
     const partitions = sent.map((s) => s.message.partition as number);
     expect([...partitions.slice(0, 3)].sort()).toEqual([0, 1, 2]);
     expect(partitions.slice(3)).toEqual(partitions.slice(0, 3));
+  });
+
+  it('forwards several at once the same way, in order, each with its waited time and no attempt', async () => {
+    const one = recordingSender();
+    const all = recordingSender();
+    const contents = ['a', 'b', null, 'c'].map((key, i) => ({ key, value: `v${i}`, headers: { h: String(i) } }));
+    for (const content of contents) await writerWith(one.sender, 5).forward(content, { timestamp: '7', waitedMs: 3 });
+    await writerWith(all.sender, 5).forwardAll(contents.map((content) => ({ content, timestamp: '7', waitedMs: 3 })));
+    expect(all.sent).toEqual(one.sent);
+    expect(all.sent[0].message.headers).toEqual({ h: '0', 'sluice-waited-ms': '3' });
   });
 
   it('refuses to start without the downstream topic\'s partition count', () => {
