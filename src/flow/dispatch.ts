@@ -236,7 +236,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     let bytes = 0;
     for (const { item } of unit) bytes += item.size;
     const release = hold.track(bytes, unit.length);
-    const messages = unit.map(({ item }) => ({ content: item.content, timestamp: item.info.timestamp, waitedMs: now - item.info.firstSeen }));
+    const messages = unit.map(({ item }) => ({ content: item.content, timestamp: item.info.timestamp, waitedMs: now - item.info.firstSeen, size: item.size }));
     writer.forwardAll(messages).then((errors) => {
       release();
       const sent = new Map<string, { count: number; bytes: number }>();

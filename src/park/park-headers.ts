@@ -60,7 +60,9 @@ export type DecodedPark =
     };
 
 const SLUICE_HEADER = new RegExp(`^${SLUICE_PREFIX}`, 'i');
-export const isSluiceHeader = (key: string): boolean => SLUICE_HEADER.test(key);
+const S = SLUICE_PREFIX.charCodeAt(0);
+/** Whether a header name starts with `sluice-`, in any case (its first letter is checked first: this runs for every header). */
+export const isSluiceHeader = (key: string): boolean => (key.charCodeAt(0) | 0x20) === S && SLUICE_HEADER.test(key);
 
 const NOTHING: IHeaders = Object.freeze({}) as IHeaders;
 
@@ -72,7 +74,7 @@ export const stripSluiceHeaders = (headers: IHeaders | undefined): { headers: IH
   if (headers === undefined) return { headers: NOTHING, dropped: 0 };
   let clean = true;
   for (const key in headers) {
-    if (headers[key] === undefined || SLUICE_HEADER.test(key)) {
+    if (headers[key] === undefined || isSluiceHeader(key)) {
       clean = false;
       break;
     }
@@ -112,9 +114,10 @@ export const withSluiceHeaders = (userHeaders: IHeaders, sluice: Record<string, 
 
 /** Headers of a forwarded message: the user's, plus `sluice-waited-ms` and, after a retry, `sluice-attempt`. */
 export const forwardHeaders = (userHeaders: IHeaders, waitedMs: number, attempt?: number): IHeaders => {
-  const sluice: Record<string, string> = { [H.waitedMs]: String(Math.max(0, Math.round(waitedMs))) };
-  if (attempt !== undefined) sluice[H.attempt] = String(attempt);
-  return withSluiceHeaders(userHeaders, sluice);
+  const headers: IHeaders = { ...stripSluiceHeaders(userHeaders).headers };
+  headers[H.waitedMs] = String(Math.max(0, Math.round(waitedMs)));
+  if (attempt !== undefined) headers[H.attempt] = String(attempt);
+  return headers;
 };
 
 const text = (value: IHeaders[string]): string | undefined => {

@@ -40,9 +40,10 @@ export interface Sender {
   /**
    * Queues several messages in order (each to its own partition, as `send` would); ONE promise
    * for them all, resolved once every one settled, with the error of each that failed at its
-   * index (empty when all were acknowledged). Same failures as `send`.
+   * index (empty when all were acknowledged). Same failures as `send`. `bytes`: each message's
+   * size as messageBytes would estimate it, when the caller knows it (else it is measured).
    */
-  sendAll(topic: string, messages: readonly Message[]): Promise<unknown[]>;
+  sendAll(topic: string, messages: readonly Message[], bytes?: readonly number[]): Promise<unknown[]>;
   /** Resolves once everything queued so far has settled. */
   flush(): Promise<void>;
   /** Messages queued or in flight. */
@@ -65,6 +66,8 @@ interface Pending {
   settle: Settle;
   /** Its place among the messages of its `sendAll` (0 for `send`). */
   index: number;
+  /** messageBytes of it. */
+  bytes: number;
 }
 
 /** One partition of a topic (or a whole topic, for messages without a partition). */
@@ -117,7 +120,7 @@ export const createBatchSender = ({
   onError?(destination: string, code: string): void;
   now?(): number;
 }): Sender => {
-  const destinations = new Map<string, Destination>();
+  const destinations: Destination[] = [];
   let inFlight = 0;
   let closed = false;
 
@@ -166,7 +169,7 @@ export const createBatchSender = ({
     await sendWithRetry(d, batch.slice(half));
   };
 
-  const sizeOf = (p: Pending): number => messageBytes(p.message);
+  const sizeOf = (p: Pending): number => p.bytes;
 
   const take = (d: Destination): Pending[] => {
     const n = takeCount(d.items, d.head, sizeOf, maxBatch, maxBatchBytes);
@@ -184,17 +187,24 @@ export const createBatchSender = ({
     d.pumping = undefined;
   };
 
+  // By topic, then partition (-1: a message without one): no key string built per message.
+  const byTopic = new Map<string, Map<number, Destination>>();
   const destinationOf = (topic: string, partition: number | undefined): Destination => {
-    const key = partition === undefined ? topic : `${topic}\0${partition}`;
-    let d = destinations.get(key);
-    if (!d) destinations.set(key, (d = { topic, partition, items: [], head: 0 }));
+    let partitions = byTopic.get(topic);
+    if (!partitions) byTopic.set(topic, (partitions = new Map()));
+    let d = partitions.get(partition ?? -1);
+    if (!d) {
+      d = { topic, partition, items: [], head: 0 };
+      partitions.set(partition ?? -1, d);
+      destinations.push(d);
+    }
     return d;
   };
 
   /** One trouble per topic: since its first failing partition failed, failures summed, the error of the one failing most. */
   const failingTopics = (): SendTrouble[] => {
     const byTopic = new Map<string, SendTrouble>();
-    for (const { trouble } of destinations.values()) {
+    for (const { trouble } of destinations) {
       if (!trouble) continue;
       const seen = byTopic.get(trouble.destination);
       if (!seen) byTopic.set(trouble.destination, { ...trouble });
@@ -215,9 +225,10 @@ export const createBatchSender = ({
 
   return {
     send(topic, message) {
-      return new Promise<void>((resolve, reject) => queue({ topic, message, index: 0, settle: { ok: () => resolve(), fail: (_, error) => reject(error) } }));
+      return new Promise<void>((resolve, reject) =>
+        queue({ topic, message, index: 0, bytes: messageBytes(message), settle: { ok: () => resolve(), fail: (_, error) => reject(error) } }));
     },
-    sendAll(topic, messages) {
+    sendAll(topic, messages, bytes) {
       if (messages.length === 0) return Promise.resolve([]);
       return new Promise<unknown[]>((resolve) => {
         const errors: unknown[] = [];
@@ -231,12 +242,15 @@ export const createBatchSender = ({
             if (--left === 0) resolve(errors);
           },
         };
-        for (let index = 0; index < messages.length; index += 1) queue({ topic, message: messages[index], index, settle });
+        for (let index = 0; index < messages.length; index += 1) {
+          const message = messages[index];
+          queue({ topic, message, index, bytes: bytes?.[index] ?? messageBytes(message), settle });
+        }
       });
     },
     async flush() {
       for (;;) {
-        const pumping = [...destinations.values()].flatMap((d) => (d.pumping ? [d.pumping] : []));
+        const pumping = destinations.flatMap((d) => (d.pumping ? [d.pumping] : []));
         if (pumping.length === 0) return;
         await Promise.all(pumping);
       }

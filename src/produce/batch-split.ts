@@ -36,6 +36,23 @@ export const messageBytes = (message: Message): number => {
 };
 
 /**
+ * The same upper estimate as messageBytes for a message whose key + value + header names and
+ * values are known to come to `contentBytes`, with `headerValues` header values (no byte
+ * lengths measured again).
+ */
+export const estimateBytes = (contentBytes: number, headerValues: number): number => RECORD_OVERHEAD_BYTES + contentBytes + 8 * headerValues;
+
+/** How many header values (a repeated key's each) a message carries. */
+export const headerValueCount = (headers: Message['headers']): number => {
+  let n = 0;
+  for (const name in headers) {
+    const value = headers[name];
+    n += Array.isArray(value) ? value.length : 1;
+  }
+  return n;
+};
+
+/**
  * How many items from `start` form the next request: at most `maxCount`, at most `maxBytes`
  * in all — except that an item bigger than `maxBytes` is taken alone.
  */

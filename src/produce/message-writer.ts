@@ -10,7 +10,9 @@
 import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import { deadLetterMessage, MessageContent, parkMessage } from '../park/park-message';
-import { DeadLetterReason, forwardHeaders, ParkInfo } from '../park/park-headers';
+import type { Message } from 'kafkajs';
+import { DeadLetterReason, forwardHeaders, H, ParkInfo } from '../park/park-headers';
+import { estimateBytes, headerValueCount } from './batch-split';
 import { partitionForKey } from '../park/murmur2';
 import { chooseTier, Tier } from '../park/tiers';
 import type { Sender } from './batch-sender';
@@ -19,7 +21,7 @@ export interface MessageWriter {
   /** Downstream (it leaves on its slot); resolves once acknowledged. */
   forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<void>;
   /** Several downstream at once, in order (first decisions: no attempt); one promise, with the error of each that failed at its index. */
-  forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number }[]): Promise<unknown[]>;
+  forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number; size: number }[]): Promise<unknown[]>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
   deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<void>;
@@ -58,13 +60,15 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
       });
     },
     forwardAll(messages) {
-      return sender.sendAll(topics.downstream, messages.map(({ content, timestamp, waitedMs }) => ({
-        key: content.key,
-        value: content.value,
-        headers: forwardHeaders(content.headers, waitedMs),
-        timestamp,
-        partition: downstreamPartition(content.key),
-      })));
+      const bytes: number[] = [];
+      const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
+        const headers = forwardHeaders(content.headers, waitedMs);
+        // Every header is the user's (their bytes are in `size`) but sluice-waited-ms.
+        const waited = headers[H.waitedMs] as string;
+        bytes.push(estimateBytes(size + H.waitedMs.length + waited.length, headerValueCount(headers)));
+        return { key: content.key, value: content.value, headers, timestamp, partition: downstreamPartition(content.key) };
+      });
+      return sender.sendAll(topics.downstream, built, bytes);
     },
     async park(content, info, tier) {
       const now = clock.now();

@@ -4,14 +4,18 @@
  */
 import { Partitioners, type Message } from 'kafkajs';
 import type { Sender } from '../../../src/produce/batch-sender';
+import { headerBytes } from '../../../src/flow/flow-item';
+import { messageBytes } from '../../../src/produce/batch-split';
 import { createMessageWriter } from '../../../src/produce/message-writer';
 
 const recordingSender = () => {
   const sent: { topic: string; message: Message }[] = [];
+  const estimates: number[] = [];
   const sender: Sender = {
     send: async (topic, message) => void sent.push({ topic, message }),
-    sendAll: async (topic, messages) => {
+    sendAll: async (topic, messages, bytes) => {
       for (const message of messages) sent.push({ topic, message });
+      estimates.push(...(bytes ?? []));
       return [];
     },
     flush: async () => undefined,
@@ -19,7 +23,7 @@ const recordingSender = () => {
     failing: () => [],
     close: () => undefined,
   };
-  return { sent, sender };
+  return { sent, sender, estimates };
 };
 
 const writerWith = (sender: Sender, downstreamPartitions: number) =>
@@ -53,11 +57,14 @@ describe('when a message is forwarded downstream', () => {
   it('forwards several at once the same way, in order, each with its waited time and no attempt', async () => {
     const one = recordingSender();
     const all = recordingSender();
-    const contents = ['a', 'b', null, 'c'].map((key, i) => ({ key, value: `v${i}`, headers: { h: String(i) } }));
+    const contents = ['a', 'b', null, 'cé'].map((key, i) => ({ key, value: `v${i}`, headers: i === 1 ? { h: ['1', 'x'], hé: 'y' } : { h: String(i) } }));
     for (const content of contents) await writerWith(one.sender, 5).forward(content, { timestamp: '7', waitedMs: 3 });
-    await writerWith(all.sender, 5).forwardAll(contents.map((content) => ({ content, timestamp: '7', waitedMs: 3 })));
-    expect(all.sent).toEqual(one.sent);
-    expect(all.sent[0].message.headers).toEqual({ h: '0', 'sluice-waited-ms': '3' });
+    const sizes = contents.map((c) => Buffer.byteLength(c.key ?? '') + c.value.length + headerBytes(c.headers));
+    await writerWith(all.sender, 5).forwardAll(contents.map((content, i) => ({ content, timestamp: '7', waitedMs: 1234, size: sizes[i] })));
+    expect(all.sent.map((s) => ({ ...s, message: { ...s.message, headers: { ...s.message.headers, 'sluice-waited-ms': '3' } } }))).toEqual(one.sent);
+    expect(all.sent[0].message.headers).toEqual({ h: '0', 'sluice-waited-ms': '1234' });
+    // The size it tells the sender is the one the sender would measure (no header measured twice).
+    expect(all.estimates).toEqual(all.sent.map((s) => messageBytes(s.message)));
   });
 
   it('refuses to start without the downstream topic\'s partition count', () => {
