@@ -28,14 +28,23 @@ interface Group {
 
 /** Groups candidates by producer (and rule), keeping arrival order inside each group. */
 export const groupByProducer = (candidates: readonly Candidate[]): Group[] => {
-  const groups = new Map<string, Group>();
-  candidates.forEach((candidate, index) => {
-    const key = `${candidate.producer}\u0000${candidate.rule.limit?.fingerprint ?? candidate.rule.name}\u0000${candidate.asOf ?? ''}`;
-    const group = groups.get(key);
+  const groups: Group[] = [];
+  // By producer first, then (rule, asOf) among that producer's few groups: no key string per message.
+  const byProducer = new Map<string, Group[]>();
+  const ruleOf = (c: Candidate): string => c.rule.limit?.fingerprint ?? c.rule.name;
+  for (let index = 0; index < candidates.length; index += 1) {
+    const candidate = candidates[index];
+    let mine = byProducer.get(candidate.producer);
+    if (!mine) byProducer.set(candidate.producer, (mine = []));
+    const group = mine.find((g) => g.candidate.asOf === candidate.asOf && ruleOf(g.candidate) === ruleOf(candidate));
     if (group) group.indexes.push(index);
-    else groups.set(key, { candidate, indexes: [index] });
-  });
-  return [...groups.values()];
+    else {
+      const made = { candidate, indexes: [index] };
+      mine.push(made);
+      groups.push(made);
+    }
+  }
+  return groups;
 };
 
 export const createFetchDecider = ({

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock';
 import type { FetchDecider } from '../decide/fetch-decider';
-import type { RuleView } from '../decide/verdict';
+import type { Candidate, RuleView } from '../decide/verdict';
 import type { DispatchEntry, Dispatcher } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
@@ -33,9 +33,14 @@ export const takeItems = async (
   ackOf: (item: FlowItem) => () => void,
 ): Promise<Taken> => {
   const now = deps.clock.now();
-  const rules = items.map((item) => deps.ruleOf(item.info.producer));
-  const steps: Action[] = items.map((item, i) => firstStep(item, now, deps.policy, rules[i]));
-  const asked = steps.flatMap((step, i) => (step.kind === 'decide' ? [{ producer: items[i].info.producer, rule: rules[i], size: items[i].size, asOf: step.asOf }] : []));
+  const steps: Action[] = [];
+  const asked: Candidate[] = [];
+  for (const item of items) {
+    const rule = deps.ruleOf(item.info.producer);
+    const step = firstStep(item, now, deps.policy, rule);
+    steps.push(step);
+    if (step.kind === 'decide') asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
+  }
   const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
   const decidedAt = deps.clock.now();
   let v = 0;
