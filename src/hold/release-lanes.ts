@@ -55,8 +55,8 @@ export interface ReleaseLanes {
   due(producer: string, spacingMs: number, item: LaneItem): void;
   /**
    * A message let through at once (`conforming`) with release instant `slot`: true when it may
-   * be sent now — the lane records it as sent, and the caller sends it; false when it must wait
-   * in its lane (send it through `due`).
+   * be sent now — its producer has no lane, or its lane is idle and records it as sent — and
+   * the caller sends it; false when it must wait in its lane (send it through `due`).
    */
   sendsNow(producer: string, spacingMs: number, slot: number): boolean;
   /** Messages waiting in lanes (beyond those in the hold). */
@@ -336,7 +336,10 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       if (!lane.armed) scheduleHead(lane);
     },
     sendsNow(producer, spacingMs, own) {
-      if (!(spacingMs > 0)) return true;
+      // No lane: nothing of this producer waits or was queued lately, and the limiter spaced this
+      // slot an interval after its previous one, so it leaves on it; no lane is made for it (a lane
+      // per producer let through at once cost ~180 bytes of heap each, for as long as its interval).
+      if (!(spacingMs > 0) || !lanes.has(producer)) return true;
       const now = clock.now();
       const lane = laneOf(producer, spacingMs, now);
       if (lane.queue.length > 0 || lane.armed) return false;

@@ -146,12 +146,20 @@ describe('when the process was late and several messages of one producer are due
 });
 
 describe('when a message let through at once asks whether it may leave now (sendsNow)', () => {
+  it('says yes without making a lane for a producer that has none (its slot is an interval after its previous one)', () => {
+    const t = setup();
+    expect(t.lanes.sendsNow('p', 50, 1000)).toBe(true);
+    expect(t.lanes.sendsNow('p', 50, 1050)).toBe(true);
+    expect(t.lanes.tracked()).toBe(0);
+  });
+
   it('says yes for an idle lane on its slot and records it, so the next message keeps an interval after it', () => {
     const t = setup();
+    t.lanes.due('p', 50, { ...t.item('0'), slot: 950 }); // a lane: sent at once, late by 50
     expect(t.lanes.sendsNow('p', 50, 1000)).toBe(true);
     expect(t.lanes.sendsNow('p', 50, 1001)).toBe(false); // one interval after 1000 is 1050
     t.lanes.due('p', 50, { ...t.item('2'), slot: 1001 });
-    expect(t.sent).toEqual([]);
+    expect(t.sent).toEqual(['0@1000']); // only the first, through `due`
     expect(t.held.map((h) => h.at)).toEqual([1050]);
     expect(t.lanes.sendsNow('p', 50, 1050)).toBe(false); // its lane has one waiting
     expect(t.lanes.sendsNow('q', 50, 1000)).toBe(true); // other producers are not held back
