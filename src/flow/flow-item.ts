@@ -35,9 +35,12 @@ const byteLength = (b: Buffer | string | null | undefined): number =>
 
 export const headerBytes = (headers: IHeaders | undefined): number => {
   let n = 0;
-  for (const [key, value] of Object.entries(headers ?? {})) {
+  // A plain loop: this runs for every message (no entry arrays, no one-element arrays).
+  for (const key in headers) {
+    const value = headers[key];
     if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) n += Buffer.byteLength(key) + byteLength(v as Buffer | string);
+    if (!Array.isArray(value)) n += Buffer.byteLength(key) + byteLength(value as Buffer | string);
+    else for (const v of value) n += Buffer.byteLength(key) + byteLength(v as Buffer | string);
   }
   return n;
 };
