@@ -46,16 +46,19 @@ export const takeItems = async (
   let v = 0;
   const entries: DispatchEntry[] = [];
   let taken: Taken = { count: items.length };
-  for (const [i, item] of items.entries()) {
-    const step = steps[i];
-    const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v++], decidedAt, deps.policy) : step;
-    if (action.kind === 'stall') {
-      taken = { count: i, stallUntil: action.until };
-      break;
+  try {
+    for (const [i, item] of items.entries()) {
+      const step = steps[i];
+      const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v++], decidedAt, deps.policy) : step;
+      if (action.kind === 'stall') {
+        taken = { count: i, stallUntil: action.until };
+        break;
+      }
+      if (action.kind === 'decide') throw new Error('the router asked for a second decision');
+      entries.push({ item, action, ack: ackOf(item) });
     }
-    if (action.kind === 'decide') throw new Error('the router asked for a second decision');
-    entries.push({ item, action, ack: ackOf(item) });
+  } finally {
+    dispatcher.dispatchAll(entries); // what was tracked is dispatched, even if a later item threw
   }
-  dispatcher.dispatchAll(entries);
   return taken;
 };
