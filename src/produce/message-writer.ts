@@ -49,15 +49,12 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     return roundRobin;
   };
 
+  const downstream = (content: MessageContent, timestamp: string, headers: Message['headers']): Message =>
+    ({ key: content.key, value: content.value, headers, timestamp, partition: downstreamPartition(content.key) });
+
   return {
     forward(content, { timestamp, waitedMs, attempt }) {
-      return sender.send(topics.downstream, {
-        key: content.key,
-        value: content.value,
-        headers: forwardHeaders(content.headers, waitedMs, attempt),
-        timestamp,
-        partition: downstreamPartition(content.key),
-      });
+      return sender.send(topics.downstream, downstream(content, timestamp, forwardHeaders(content.headers, waitedMs, attempt)));
     },
     forwardAll(messages) {
       const bytes: number[] = [];
@@ -66,7 +63,7 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
         // Every header is the user's (their bytes are in `size`) but sluice-waited-ms.
         const waited = headers[H.waitedMs] as string;
         bytes.push(estimateBytes(size + H.waitedMs.length + waited.length, headerValueCount(headers)));
-        return { key: content.key, value: content.value, headers, timestamp, partition: downstreamPartition(content.key) };
+        return downstream(content, timestamp, headers);
       });
       return sender.sendAll(topics.downstream, built, bytes);
     },
