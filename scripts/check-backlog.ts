@@ -16,7 +16,8 @@
  * instead of the four, e.g. 60s/2 or 10m/1; repeatable), --rate N (100), --seconds N (10),
  * --factors LIST (what each producer offers, × the rate: 0.5,2,3; one under 1 is the producer
  * under its quota), --tiers LIST and --hold-max-ms N (default: sluice's own defaults), --dump DIR
- * (writes each case's offers and outcome, with times, to DIR/<queue>-<replicas>.json).
+ * (writes each case's offers and outcome, with times, to DIR/<queue>-<replicas>.json), --log-level L
+ * (the replicas' log level, default warn; their logs are kept in the scenario's temporary folder).
  * Services: SLUICE_KAFKA_BROKERS and SLUICE_REDIS_URL, else what `npm run services -- up` prints.
  */
 import { loadavg } from 'node:os';
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     tiers: { type: 'string' },
     'hold-max-ms': { type: 'string' },
     dump: { type: 'string' },
+    'log-level': { type: 'string' },
   },
 });
 const RATE = Number(args.rate);
@@ -69,6 +71,7 @@ const runCase = async (services: { brokers: string; redisUrl: string }, queue: s
   const settings: Record<string, string> = {};
   if (args.tiers) settings.SLUICE_RETRY_TIERS = args.tiers;
   if (args['hold-max-ms']) settings.SLUICE_HOLD_MAX_MS = args['hold-max-ms'];
+  if (args['log-level']) settings.SLUICE_LOG_LEVEL = args['log-level'];
   const s = await createBacklogScenario(kafka, {
     brokers: services.brokers, redisUrl: services.redisUrl, partitions: 4, quotas: `default:\n  rate: ${RATE}/s\n  queue: ${queue}\n`, settings,
   });

@@ -156,7 +156,7 @@ export const parkedFlow = (config: Config, kafka: Kafka, pipeline: Pipeline, opt
   pipeline.add(createFlow(pipeline.shared, {
     name: options.name, kafka, groupId: config.retry.group, topics: options.topics, policy: routePolicyOf(config, options.hop),
     partitionsConsumedConcurrently: Math.max(1, options.topics.length),
-    consumerConfig: { maxWaitTimeInMs: 100, partitionAssigners: [subscriptionAssigner] },
+    consumerConfig: { partitionAssigners: [subscriptionAssigner] },
     report: options.report,
     handoffMs: HANDOFF_MS,
     source: { tiers: config.retry.tiers, parked: true, waitForTurn: true, readAheadMs: config.hold.maxMs, identity: config.identity, ...options.source },

@@ -52,7 +52,7 @@ export const runDryDrain = async (deps: DryRunDeps): Promise<void> => {
   const from = new Map(deps.ranges.map((r) => [rangeKey(r.topic, r.partition), r.from]));
   const consumer = createGroupConsumer({
     kafka: deps.kafka, groupId, topics: deps.topics, tracker, commitIntervalMs: 1000, partitionsConsumedConcurrently: 1,
-    clock: deps.clock, metrics: noMetrics, logger: deps.logger, config: { maxWaitTimeInMs: 100 },
+    clock: deps.clock, metrics: noMetrics, logger: deps.logger,
     onRebalancing: async () => undefined,
     onJoin: async () => progress.assigned(consumer.assignment()),
   });

@@ -1,7 +1,7 @@
 /**
  * The one consumer wrapper: a kafkajs consumer in a group with manual offsets (autoCommit and
  * eachBatchAutoResolve off), fromBeginning for a new group, a short maxWaitTimeInMs so a
- * resume takes effect within ~200 ms, the acknowledged prefix committed every
+ * resume takes effect within ~100 ms, the acknowledged prefix committed every
  * commit.intervalMs (and within a few ms of an acknowledgement). kafkajs has no revoke
  * callback and rejoins at once, so a rebalance is read from its events:
  *   REBALANCING → `onRebalancing(owned)`: the flow stops forwarding; what was written is
@@ -24,8 +24,13 @@ import type { Metrics } from '../metrics/types';
 import { ownerOf } from './flow-item';
 import { type Assignment, createPartitionPauser, type PartitionPauser } from './partition-pauser';
 
-/** The handler never blocks, so a short session lets a dead replica's partitions move on within ~10 s. */
-export const CONSUMER_SETTINGS = { maxWaitTimeInMs: 200, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1_000 } as const;
+/**
+ * The handler never blocks, so a short session lets a dead replica's partitions move on within
+ * ~10 s. While every partition it has is paused (a hand-off, the hold full) kafkajs sends no
+ * fetch and sleeps maxWaitTimeInMs: a resume takes effect after up to that long (200 ms lost
+ * a fresh replica's first ~0.2 s of reading; strict spacing never gets those slots back).
+ */
+export const CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1_000 } as const;
 
 export interface GroupConsumerOptions {
   kafka: Kafka;
@@ -79,16 +84,25 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   let assigned: Assignment = [];
 
   const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
-  let admin: Admin | undefined;
+  let admin: Promise<Admin> | undefined;
   let stopping = false;
   const trouble = (what: string) => (error: unknown): void => logger.warn({ err: error }, `${what} failed`);
 
+  /** The hand-off's admin client, connected at the start so that a join's first look at the commits takes milliseconds. */
+  const adminClient = (): Promise<Admin> => {
+    admin ??= (async () => {
+      const created = options.kafka.admin();
+      await created.connect();
+      return created;
+    })().catch((error: unknown) => {
+      admin = undefined; // the next hand-off tries again
+      throw error;
+    });
+    return admin;
+  };
+
   const committedOf = async (topic: string): Promise<Map<number, string>> => {
-    if (!admin) {
-      admin = options.kafka.admin();
-      await admin.connect();
-    }
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const [committed] = await (await adminClient()).fetchOffsets({ groupId, topics: [topic] });
     return new Map((committed?.partitions ?? []).map(({ partition, offset }) => [partition, offset]));
   };
 
@@ -159,6 +173,11 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     pauser,
     async start(eachBatch) {
       await consumer.connect();
+      // Partitions gained are paused until their commits were read. The first read of a group's
+      // commits connects the admin client and finds the group's coordinator (~0.2 s): done
+      // after the first join, it kept a fresh replica from reading for that long once it was
+      // ready. Done now, a join's read takes a few ms.
+      if ((options.handoffMs ?? 0) > 0) await committedOf(options.topics[0]).catch(trouble('a first look at the group\'s commits'));
       await consumer.subscribe({ topics: [...options.topics], fromBeginning: true });
       heard();
       await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, eachBatch });
@@ -179,7 +198,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       // (uncommitted work is delivered again: nothing is lost).
       await within(consumer.stop(), deadline);
       await within(consumer.disconnect(), deadline + 500);
-      await admin?.disconnect().catch(() => undefined);
+      await admin?.then((client) => client.disconnect()).catch(() => undefined);
     },
   };
 };

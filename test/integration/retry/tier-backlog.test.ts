@@ -69,7 +69,7 @@ const report = (title: string, lines: string[]): void => {
 };
 
 /** The common bounds; each broken one is a line with the measured numbers. */
-const violations = (js: ProducerJudgement[], replicaCount: number, { quota = true, order = true, quotaMin = 97, rebalanceAllowance = 0 } = {}): string[] => {
+const violations = (js: ProducerJudgement[], replicaCount: number, { quota = true, order = true, rebalanceAllowance = 0 } = {}): string[] => {
   const out: string[] = [];
   const bound = busiestBound(RATE, replicaCount) + rebalanceAllowance;
   for (const j of js) {
@@ -78,8 +78,8 @@ const violations = (js: ProducerJudgement[], replicaCount: number, { quota = tru
     if (j.busiest1s > bound) out.push(`${j.id}: busiest second ${j.busiest1s} > ${bound} (1.15 × ${RATE}/s + ${replicaCount} slot(s)${rebalanceAllowance ? ` + ${rebalanceAllowance} for the hand-over` : ''})`);
   }
   for (const j of js.filter((p) => p.id !== 'calm')) {
-    if (quota && !(j.quotaUsedPct >= quotaMin && j.quotaUsedPct <= 102)) {
-      out.push(`${j.id}: quota used while backlogged ${j.quotaUsedPct.toFixed(1)}% (over ${(j.backloggedMs / 1000).toFixed(1)} s), outside ${quotaMin}–102%`);
+    if (quota && !(j.quotaUsedPct >= 97 && j.quotaUsedPct <= 102)) {
+      out.push(`${j.id}: quota used while backlogged ${j.quotaUsedPct.toFixed(1)}% (over ${(j.backloggedMs / 1000).toFixed(1)} s), outside 97–102%`);
     }
   }
   const calm = js.find((j) => j.id === 'calm') as ProducerJudgement;
@@ -116,14 +116,11 @@ describe.each([
     const parked = Object.values(tiers).reduce((a, b) => a + b, 0);
     // queue 0 is strict spacing: two of calm's messages decided in one fetch less than 1/rate
     // apart are refused and come back later, so its order is only judged when the queue admits jitter.
-    // Loosened (2026-11-25) for queue 0 only, 97 → 93 %: those runs passed at 98–100 % only while
-    // a retry decided as of its turn clamped the shared bucket back and so was admitted on top
-    // of slots already given (over-admission the two-replica check-backlog case caught at up to
-    // 104.6 %). Decided exactly, strict spacing never gets back a slot that passed unclaimed —
-    // a retry a little late finds it taken by a message decided at that moment (the bucket keeps
-    // one "next free" instant): 94.7–99.9 % measured in CI rehearsals and here. Open in issue 9;
-    // queue 20 and 60s keep 97 %.
-    const broken = violations(js, n, { order: queue !== '0', quotaMin: queue === '0' ? 93 : 97 });
+    // The queue 0 bound, loosened to 93 % on 2026-11-25 (94.7–99.9 % measured), is 97 % again
+    // (2026-11-26): strict spacing never gets back a slot that passed unclaimed, and most of
+    // what was missing was a fresh replica that did not read for ~0.2 s after it was ready
+    // (group-consumer.ts: the group's commits are now read before the join).
+    const broken = violations(js, n, { order: queue !== '0' });
     // Otherwise the scenario did not test what it says.
     if (parked < 100) broken.push(`the backlog did not go through the tiers: ${parked} tier records`);
     report(`queue ${queue}, ${n} replica(s), tiers ${TIERS}`, [

@@ -17,17 +17,34 @@ const fakeKafka = () => {
     pause: () => undefined,
     resume: () => undefined,
     commitOffsets: jest.fn(async () => undefined),
+    seek: jest.fn(),
     connect: async () => undefined,
     subscribe: async () => undefined,
     run: async () => undefined,
     stop: async () => undefined,
     disconnect: async () => undefined,
   };
+  const calls: string[] = [];
+  const committed = new Map<string, { partition: number; offset: string }[]>();
+  const admin = {
+    connect: async () => void calls.push('admin.connect'),
+    fetchOffsets: async ({ topics }: { topics: string[] }) => {
+      calls.push(`fetchOffsets ${topics.join(',')}`);
+      return topics.map((topic) => ({ topic, partitions: committed.get(topic) ?? [] }));
+    },
+    disconnect: async () => void calls.push('admin.disconnect'),
+  };
+  consumer.subscribe = async () => void calls.push('subscribe');
+  const paused = new Set<string>();
+  const each = (what: { topic: string; partitions: number[] }[], act: (key: string) => void): void =>
+    what.forEach(({ topic, partitions }) => partitions.forEach((p) => act(`${topic}/${p}`)));
+  consumer.pause = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.add(key))) as never;
+  consumer.resume = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.delete(key))) as never;
   const join = (assignment: Record<string, number[]>): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment } });
-  return { kafka: { consumer: () => consumer } as unknown as Kafka, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
+  return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, calls, committed, paused, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
 };
 
-const build = () => {
+const build = ({ handoffMs }: { handoffMs?: number } = {}) => {
   const fake = fakeKafka();
   const joins: ((owner: string) => boolean)[] = [];
   const rebalancing = jest.fn(async (_owned: (owner: string) => boolean) => undefined);
@@ -35,7 +52,7 @@ const build = () => {
   const group = createGroupConsumer({
     kafka: fake.kafka, groupId: 'g', topics: ['t.5s', 't.1m'], tracker, commitIntervalMs: 200,
     partitionsConsumedConcurrently: 1, clock: manualClock(0), metrics: noMetrics, logger: pino({ level: 'silent' }),
-    onRebalancing: rebalancing, onJoin: async (lost) => void joins.push(lost),
+    onRebalancing: rebalancing, onJoin: async (lost) => void joins.push(lost), handoffMs,
   });
   return { ...fake, group, joins, rebalancing, tracker };
 };
@@ -99,3 +116,38 @@ describe('how long the consumer has not heard from its group', () => {
     expect(group.silentMs()).toBe(0);
   });
 });
+
+describe('when partitions gained wait for their previous owner\'s commit (handoffMs)', () => {
+  it('reads the group\'s commits once before subscribing, so a join\'s hand-off finds the admin client connected', async () => {
+    const { group, join, calls, paused } = build({ handoffMs: 300 });
+    await group.start(async () => undefined);
+    expect(calls).toEqual(['admin.connect', 'fetchOffsets t.5s', 'subscribe']);
+    calls.length = 0;
+    join({ 't.5s': [0], 't.1m': [1] });
+    expect([...paused].sort()).toEqual(['t.1m/1', 't.5s/0']); // until their commits are read
+    // never committed (a new group): read at once, without connecting again
+    await until(() => paused.size === 0);
+    expect(calls).toEqual(['fetchOffsets t.5s', 'fetchOffsets t.1m']);
+    await group.stop(Date.now() + 1_000);
+    expect(calls).toContain('admin.disconnect');
+  });
+
+  it('keeps a committed partition gained paused for the hand-off, reads its commit again, then resumes it', async () => {
+    const { group, join, calls, committed, paused, consumer } = build({ handoffMs: 50 });
+    committed.set('t.5s', [{ partition: 0, offset: '42' }]);
+    await group.start(async () => undefined);
+    calls.length = 0;
+    const joinedAt = Date.now();
+    join({ 't.5s': [0] });
+    await until(() => paused.size === 0);
+    expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(45);
+    expect(calls).toEqual(['fetchOffsets t.5s', 'fetchOffsets t.5s']);
+    expect(consumer.seek).toHaveBeenCalledWith({ topic: 't.5s', partition: 0, offset: '42' });
+    await group.stop(Date.now() + 1_000);
+  });
+});
+
+const until = async (done: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !done(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!done()) throw new Error('not reached within 1 s');
+};
