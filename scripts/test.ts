@@ -7,10 +7,14 @@
  * Every step runs even after a failure; the exit code is 1 when any failed. It stops only the
  * services it started itself (each broker right after its run). Last, it checks that no
  * process it started is still running (each inherits SLUICE_TEST_RUN_ID), and kills and names
- * any that is: that step fails then.
+ * any that is: that step fails then. Every temporary file of the run (the tests' quota files
+ * and replica logs) goes to a folder of its own (TMPDIR), removed after a run that passed and
+ * kept, with its path printed, after one that failed.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './services/paths';
 import { down, up, UpResult } from './services/services';
@@ -29,6 +33,9 @@ const results: StepResult[] = [];
 const startedHere = new Set<string>();
 const runId = randomUUID();
 process.env[RUN_ID_VARIABLE] = runId; // every process started from here on inherits it
+const runTmp = path.join(tmpdir(), `sluice-test-${runId}`);
+mkdirSync(runTmp, { recursive: true });
+process.env.TMPDIR = runTmp; // os.tmpdir() of every process started from here on
 
 /** One integration run may take this long; past it, Jest is stopped and the run fails. */
 const INTEGRATION_LIMIT_MS = 30 * 60_000;
@@ -134,7 +141,10 @@ const main = async (): Promise<number> => {
   await nothingLeftBehind();
   say('summary');
   for (const r of results) process.stdout.write(`${r.ok ? 'ok    ' : 'FAILED'} ${r.name} (${r.seconds.toFixed(1)} s)\n`);
-  return results.every((r) => r.ok) ? 0 : 1;
+  const passed = results.every((r) => r.ok);
+  if (passed) rmSync(runTmp, { recursive: true, force: true });
+  else process.stdout.write(`the run's temporary files (replica logs, quota files) are kept in ${runTmp}\n`);
+  return passed ? 0 : 1;
 };
 
 const interrupted = (): void => {
