@@ -106,9 +106,18 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     return new Map((committed?.partitions ?? []).map(({ partition, offset }) => [partition, offset]));
   };
 
+  /** Whether this consumer is its group's only member (then no other can still commit what it sent). */
+  const alone = async (): Promise<boolean> => {
+    const { groups } = await (await adminClient()).describeGroups([groupId]);
+    return (groups[0]?.members.length ?? 0) <= 1;
+  };
+
   /**
    * Partitions gained wait for their previous owner's last commit, then start from it. One that
-   * has never been committed (a new group: nobody consumed it before) starts at once.
+   * has never been committed starts at once only when this consumer is alone in its group (a
+   * new group, or the others left: a graceful stop commits before it leaves). Otherwise it waits
+   * too: its previous owner may hold read messages that it parks and commits during this very
+   * rebalance (a tier partition read ahead has no commit until a message of it is released).
    */
   const handOff = async (gained: Assignment): Promise<void> => {
     const waitMs = options.handoffMs ?? 0;
@@ -116,9 +125,10 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     const resume = (topic: string, p: number): void => pauser.pauseUntil(topic, p, options.clock.now());
     try {
       const waiting: Assignment = [];
+      const nobodyElse = await alone();
       for (const { topic, partitions } of gained) {
         const committed = await committedOf(topic);
-        const used = partitions.filter((p) => Number(committed.get(p) ?? -1) >= 0);
+        const used = nobodyElse ? partitions.filter((p) => Number(committed.get(p) ?? -1) >= 0) : partitions;
         for (const p of partitions.filter((q) => !used.includes(q))) resume(topic, p);
         if (used.length > 0) waiting.push({ topic, partitions: used });
       }

@@ -33,6 +33,8 @@ const fakeKafka = () => {
       return topics.map((topic) => ({ topic, partitions: committed.get(topic) ?? [] }));
     },
     disconnect: async () => void calls.push('admin.disconnect'),
+    members: 1,
+    describeGroups: async () => ({ groups: [{ members: Array.from({ length: admin.members }, (_, i) => ({ memberId: `m${i}` })) }] }),
   };
   consumer.subscribe = async () => void calls.push('subscribe');
   const paused = new Set<string>();
@@ -41,7 +43,7 @@ const fakeKafka = () => {
   consumer.pause = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.add(key))) as never;
   consumer.resume = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.delete(key))) as never;
   const join = (assignment: Record<string, number[]>): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment } });
-  return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, calls, committed, paused, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
+  return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, admin, calls, committed, paused, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
 };
 
 const build = ({ handoffMs }: { handoffMs?: number } = {}) => {
@@ -118,7 +120,7 @@ describe('how long the consumer has not heard from its group', () => {
 });
 
 describe('when partitions gained wait for their previous owner\'s commit (handoffMs)', () => {
-  it('reads the group\'s commits once before subscribing, so a join\'s hand-off finds the admin client connected', async () => {
+  it('reads the group\'s commits once before subscribing; alone in its group, it reads partitions never committed at once', async () => {
     const { group, join, calls, paused } = build({ handoffMs: 300 });
     await group.start(async () => undefined);
     expect(calls).toEqual(['admin.connect', 'fetchOffsets t.5s', 'subscribe']);
@@ -130,6 +132,21 @@ describe('when partitions gained wait for their previous owner\'s commit (handof
     expect(calls).toEqual(['fetchOffsets t.5s', 'fetchOffsets t.1m']);
     await group.stop(Date.now() + 1_000);
     expect(calls).toContain('admin.disconnect');
+  });
+
+  it('with another member in the group, a partition never committed waits for the hand-off too (its owner may commit it now)', async () => {
+    const { group, join, calls, paused, admin } = build({ handoffMs: 50 });
+    admin.members = 2;
+    await group.start(async () => undefined);
+    calls.length = 0;
+    const joinedAt = Date.now();
+    join({ 't.5s': [0] });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([...paused]).toEqual(['t.5s/0']);
+    await until(() => paused.size === 0);
+    expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(45);
+    expect(calls).toEqual(['fetchOffsets t.5s', 'fetchOffsets t.5s']);
+    await group.stop(Date.now() + 1_000);
   });
 
   it('keeps a committed partition gained paused for the hand-off, reads its commit again, then resumes it', async () => {
