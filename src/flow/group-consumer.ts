@@ -27,8 +27,8 @@ import { type Assignment, createPartitionPauser, type PartitionPauser } from './
 /**
  * The handler never blocks, so a short session lets a dead replica's partitions move on within
  * ~10 s. While every partition it has is paused (a hand-off, the hold full) kafkajs sends no
- * fetch and sleeps maxWaitTimeInMs: a resume takes effect after up to that long (200 ms lost
- * a fresh replica's first ~0.2 s of reading; strict spacing never gets those slots back).
+ * fetch and sleeps maxWaitTimeInMs: a resume takes effect after up to that long (at 200 ms
+ * that cost a fresh replica its first ~0.2 s of reading; strict spacing never wins it back).
  */
 export const CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1_000 } as const;
 
