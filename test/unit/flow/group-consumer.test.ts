@@ -6,6 +6,7 @@ import { createOffsetTracker } from '../../../src/commit/offset-tracker';
 import { ownerOf } from '../../../src/flow/flow-item';
 import { createGroupConsumer } from '../../../src/flow/group-consumer';
 import { noMetrics } from '../../../src/metrics/types';
+import { waitFor } from '../../helpers/wait';
 
 /** Just enough of a kafkajs consumer to emit its group events. */
 const fakeKafka = () => {
@@ -164,7 +165,4 @@ describe('when partitions gained wait for their previous owner\'s commit (handof
   });
 });
 
-const until = async (done: () => boolean): Promise<void> => {
-  for (let i = 0; i < 200 && !done(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-  if (!done()) throw new Error('not reached within 1 s');
-};
+const until = (done: () => boolean): Promise<boolean> => waitFor(done, { timeoutMs: 1_000, intervalMs: 5, message: 'the partitions gained to be resumed' });
