@@ -9,7 +9,10 @@
  * - the busiest second of each producer ÷ its rate;
  * - tier writes per parked message (records on the tier topics ÷ distinct ids among them);
  * - lost, duplicates, dead-lettered, limiter store errors.
+ * What was offered and what came out is written beside the side logs (backlog-QUEUE-REPLICAS.json).
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   BacklogScenario, judgeAll, offerLoad, readOutcome, tierRecords, tierWrites, type ProducerJudgement, type TierWrites,
 } from '../../test/integration/retry/backlog-fixture';
@@ -91,6 +94,8 @@ export const measureBacklog = async (ctx: BenchContext, s: BacklogSettings): Pro
     for (const side of sides) storeErrors += await side.storeErrors();
     await Promise.all(sides.splice(0).map((side) => side.stop()));
     const outcome = await reader.finish();
+    // what was offered and what came out, beside the side logs, for a closer look at a run
+    writeFileSync(path.join(ctx.logDir, `backlog-${s.queue}-${s.replicas}.json`), JSON.stringify({ offered: Object.fromEntries(offered.byProducer), startedAt: offered.startedAt, outcome }));
     ctx.book.remember(...Object.keys(await tierRecords(ctx.kafka, scenario)).map((t) => `${scenario.retryBase}.${t}`));
     const writes = await tierWrites(ctx.kafka, scenario);
     const js: ProducerJudgement[] = judgeAll(offered, outcome, () => s.quotaPerSec);

@@ -278,6 +278,9 @@ export interface Out {
   partition: number;
   offset: string;
   appendMs: number;
+  /** Its `sluice-attempt` header (0: none, never parked) and `sluice-waited-ms` (undefined: none). */
+  attempt: number;
+  waitedMs?: number;
 }
 
 export interface Outcome {
@@ -306,7 +309,11 @@ export const readOutcome = async (kafka: Kafka, s: BacklogScenario): Promise<Out
     eachBatch: async ({ batch }) => {
       for (const m of batch.messages) {
         const value = String(m.value);
-        const out = { value, producer: producerOfValue(value), key: String(m.key), partition: batch.partition, offset: m.offset, appendMs: Number(m.timestamp) };
+        const waited = m.headers?.['sluice-waited-ms'];
+        const out = {
+          value, producer: producerOfValue(value), key: String(m.key), partition: batch.partition, offset: m.offset, appendMs: Number(m.timestamp),
+          attempt: Number(m.headers?.['sluice-attempt'] ?? 0), waitedMs: waited === undefined ? undefined : Number(waited),
+        };
         (batch.topic === s.downstream ? outcome.forwarded : outcome.deadLettered).push(out);
         seen.add(value);
         last.set(`${batch.topic}/${batch.partition}`, BigInt(m.offset));
