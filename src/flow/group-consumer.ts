@@ -127,8 +127,9 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       const waiting: Assignment = [];
       const nobodyElse = await alone();
       for (const { topic, partitions } of gained) {
-        const committed = await committedOf(topic);
-        const used = nobodyElse ? partitions.filter((p) => Number(committed.get(p) ?? -1) >= 0) : partitions;
+        // not alone, every gained partition waits: its commits need no reading before the wait
+        const committed = nobodyElse ? await committedOf(topic) : undefined;
+        const used = committed ? partitions.filter((p) => Number(committed.get(p) ?? -1) >= 0) : partitions;
         for (const p of partitions.filter((q) => !used.includes(q))) resume(topic, p);
         if (used.length > 0) waiting.push({ topic, partitions: used });
       }
