@@ -17,7 +17,7 @@ import { waitReady } from '../status/wait-ready';
 import { checkTopics } from '../topics/check-topics';
 import { holdQuotas } from './quota-holder';
 import { createStatusProvider } from './status';
-import { createLimiter, createPipeline, createProducer, createRedis, ingressFlow, parkedFlow, startKafka, stopPipeline } from './wiring';
+import { createLateBroadcastOf, createLimiter, createPipeline, createProducer, createRedis, ingressFlow, parkedFlow, startKafka, stopPipeline } from './wiring';
 
 export interface RunSidecarOptions {
   config: Config;
@@ -73,7 +73,9 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const producer = createProducer(kafka);
     await producer.connect();
     cleanups.unshift(() => producer.disconnect());
-    const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger });
+    const late = createLateBroadcastOf(config, redis, logger);
+    cleanups.push(() => late.close());
+    const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger, late });
     const ingress = ingressFlow(config, kafka, pipeline);
     const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
     const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender });

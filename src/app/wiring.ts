@@ -20,6 +20,7 @@ import { type BlockReason, createFlow, type Flow, type FlowShared } from '../flo
 import type { RoutePolicy } from '../flow/route';
 import { subscriptionAssigner } from '../flow/subscription-assigner';
 import { createHoldScheduler } from '../hold/hold-scheduler';
+import { createLateBroadcast, lateChannel, type LateBroadcast } from '../hold/late-broadcast';
 import { createReleaseLanes } from '../hold/release-lanes';
 import { createMemoryStore } from '../limit/memory-store';
 import { createRedisClient, redisClientOptionsOf } from '../limit/redis-client';
@@ -61,6 +62,17 @@ export const createProducer = (kafka: Kafka): Producer =>
 
 export const createRedis = (config: Config, options: { timeoutMs?: number; onError?: (error: Error) => void } = {}) =>
   createRedisClient({ ...redisClientOptionsOf(config), timeoutMs: options.timeoutMs ?? config.redis.timeoutMs, onError: options.onError });
+
+/**
+ * Tells the other replicas which messages this one sent late, and hears theirs: the release
+ * lanes then keep the second across replicas (src/hold/late-broadcast.ts). Publishes on the
+ * limiter's client; listens on a connection of its own (a subscribed connection sends nothing
+ * else). `close()` ends that connection.
+ */
+export const createLateBroadcastOf = (config: Config, redis: ReturnType<typeof createRedis>, logger: Logger): LateBroadcast => {
+  const subscriber = createRedis(config, { onError: (error) => logger.debug({ err: error }, 'late-releases connection: error') });
+  return createLateBroadcast({ publisher: redis, subscriber, channel: lateChannel(config.redis.keyPrefix), logger });
+};
 
 export interface Limiter {
   store: LimiterStore;
@@ -104,6 +116,8 @@ export const createPipeline = (config: Config, deps: {
   partitions: ReadonlyMap<string, number>;
   metrics: Metrics;
   logger: Logger;
+  /** Late releases told to and heard from the other replicas (none: each replica's lanes bound only its own). */
+  late?: LateBroadcast;
 }): Pipeline => {
   const { clock } = deps.limiter;
   const flows: Flow[] = [];
@@ -129,8 +143,10 @@ export const createPipeline = (config: Config, deps: {
     sender, clock,
     topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter, tiers: config.retry.tiers, partitions: deps.partitions },
   });
+  const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish });
+  deps.late?.listen(lanes.lateElsewhere);
   const shared: FlowShared = {
-    hold, lanes: createReleaseLanes({ hold, clock }), writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
+    hold, lanes, writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
     clock, metrics: deps.metrics, logger: deps.logger, commitIntervalMs: config.commit.intervalMs,
   };
   return { shared, sender, flows, add: (flow) => (flows.push(flow), flow) };

@@ -18,6 +18,7 @@ import { createProgress, type TextOut } from './drain-progress';
 import { runDryDrain } from './drain-dry-run';
 import { createDrainSummary, type DrainSummary, formatSummary } from './drain-summary';
 import { createRangeProgress } from './range-progress';
+import type { LateBroadcast } from '../hold/late-broadcast';
 import { createPipeline, type Limiter, parkedFlow, routePolicyOf, stopPipeline } from '../app/wiring';
 import { noMetrics } from '../metrics/types';
 
@@ -40,6 +41,8 @@ export interface DrainCommandDeps {
   partitions: ReadonlyMap<string, number>;
   clock: Clock;
   logger: Logger;
+  /** Late releases shared with the sidecars' lanes (none: the drain's lanes bound only its own). */
+  late?: LateBroadcast;
   stdout: TextOut;
   stderr: TextOut;
 }
@@ -93,7 +96,7 @@ interface RealRun {
 
 const drainForReal = async (deps: DrainCommandDeps, run: RealRun): Promise<void> => {
   const { config, kafka } = deps;
-  const pipeline = createPipeline(config, { producer: deps.producer, limiter: deps.limiter, ruleOf: deps.ruleOf, partitions: deps.partitions, metrics: noMetrics, logger: deps.logger });
+  const pipeline = createPipeline(config, { producer: deps.producer, limiter: deps.limiter, ruleOf: deps.ruleOf, partitions: deps.partitions, metrics: noMetrics, logger: deps.logger, late: deps.late });
   const range = createRangeProgress(run.ranges, run.options.max);
   const flow = parkedFlow(config, kafka, pipeline, {
     name: 'drain', topics: run.topics, hop: false,

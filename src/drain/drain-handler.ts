@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { withConfig, type HandlerContext } from '../app/handlers';
-import { createLimiter, createProducer, createRedis, partitionCounts, startKafka } from '../app/wiring';
+import { createLateBroadcastOf, createLimiter, createProducer, createRedis, partitionCounts, startKafka } from '../app/wiring';
 import type { DrainOptions as CliDrainOptions, Output } from '../cli/types';
 import type { Config } from '../config/types';
 import { watchGroupMembers } from '../decide/group-members';
@@ -35,7 +35,12 @@ export const drainWithConfig = async (config: Config, logger: Logger, opts: CliD
     const limiter = createLimiter(config, { redis, members: () => members.count() + 1, metrics: noMetrics, logger });
     const options = { ignoreDelay: opts.ignoreDelay, dryRun: opts.dryRun, force: opts.force, max: opts.max, topic: opts.topic };
     const ruleOf = (producerId: string) => resolveRule(rules, producerId);
-    await runDrain({ kafka, config, producer, limiter, ruleOf, partitions, clock: limiter.clock, logger, stdout: io.stdout, stderr: io.stderr }, options);
+    const late = createLateBroadcastOf(config, redis, logger);
+    try {
+      await runDrain({ kafka, config, producer, limiter, ruleOf, partitions, clock: limiter.clock, logger, late, stdout: io.stdout, stderr: io.stderr }, options);
+    } finally {
+      late.close();
+    }
     return 0;
   } finally {
     members.stop();

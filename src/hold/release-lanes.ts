@@ -29,9 +29,11 @@
  *   releases what fell due meanwhile at once (at most about CATCH_UP_MS of releases) instead of
  *   one message per late timer, which starved a producer while the process was busy.
  * With two replicas each lane sees its share of a producer's slots and keeps to those slots and
- * to its own second, so while the shares interleave they send together at most 1.1 × the
- * producer's rate plus one slot each in any second, not twice that (one late on a stretch of
- * consecutive slots while the other is on time on the next can add up: README, Known limits).
+ * to its own second. The second rule is about the producer's slots, which the limiter spaces
+ * across all replicas: so every message a lane counts late is told to the other replicas
+ * (`onLate`, published by late-broadcast.ts) and what they tell is remembered as if counted
+ * here (`lateElsewhere`). One replica late on a stretch of a producer's slots while another is
+ * on time on the next then holds the other back too, and together they keep the second.
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
@@ -65,7 +67,12 @@ export interface ReleaseLanes {
   evictOwned(owned: (owner: string) => boolean): void;
   /** Producers whose lane is remembered (at most about maxIdle, plus lanes with messages waiting). */
   tracked(): number;
+  /** Another replica counted a message of `producer` with this slot as sent late, at `sent`: the second rule holds back this replica's messages of it too. */
+  lateElsewhere(producer: string, spacingMs: number, slot: number, sent: number): void;
 }
+
+/** A message counted late here: for the other replicas (late-broadcast.ts). */
+export type OnLate = (producer: string, spacingMs: number, slot: number, sent: number) => void;
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
 export const LANE_TOLERANCE_MS = 2;
@@ -88,6 +95,7 @@ const LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
 const QUICKEST_WINDOW_MS = 10_000;
 
 interface Lane {
+  producer: string;
   /** The slot of the lane's last release (ideal time, at most the catch-up window before the actual one). */
   last: number;
   /** The limiter's slot of the message released last (its pace: the gap to the next one's slot). */
@@ -199,9 +207,8 @@ const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
 const expired = ({ last, spacingMs, late }: Lane, now: number): boolean =>
   last + spacingMs < now && (!late || late.latest + SECOND_MS + LANE_TOLERANCE_MS <= now);
 
-/** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered if late. */
-const counted = (lane: Lane, own: number, at: number): void => {
-  if (at - own <= LATE_MS) return;
+/** A message of `lane` with slot `own` counts as sent late, at `at`. */
+const remember = (lane: Lane, own: number, at: number): void => {
   const late = (lane.late ??= { slot: [], sent: [], head: 0, from: -Infinity, latest: -Infinity });
   let i = late.slot.length;
   while (i > late.head && late.slot[i - 1] > own) i -= 1;
@@ -210,10 +217,17 @@ const counted = (lane: Lane, own: number, at: number): void => {
   late.latest = Math.max(late.latest, at);
 };
 
-export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: HoldScheduler; clock: Clock; maxIdle?: number }): ReleaseLanes => {
+export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { hold: HoldScheduler; clock: Clock; maxIdle?: number; onLate?: OnLate }): ReleaseLanes => {
   const lanes = new Map<string, Lane>();
   const answers: Answers = { took: [], at: [], head: 0 };
   let waiting = 0;
+
+  /** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered, and told, if late. */
+  const counted = (lane: Lane, own: number, at: number): void => {
+    if (at - own <= LATE_MS) return;
+    remember(lane, own, at);
+    onLate?.(lane.producer, lane.spacingMs, own, at);
+  };
 
   // The second rule counts a message at its acknowledgement when the item reports one: a release
   // on its slot whose request waited behind a slow one is appended late, and with what was
@@ -311,7 +325,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
 
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
-    const lane = lanes.get(producer) ?? { last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
     lane.spacingMs = spacingMs;
     lanes.delete(producer);
     prune(now);
@@ -360,5 +374,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000 }: { hold: Ho
       }
     },
     tracked: () => lanes.size,
+    lateElsewhere(producer, spacingMs, slot, sent) {
+      if (!(spacingMs > 0)) return;
+      remember(laneOf(producer, spacingMs, clock.now()), slot, sent);
+    },
   };
 };
