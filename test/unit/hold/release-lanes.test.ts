@@ -1,6 +1,6 @@
 import { manualClock } from '../../../src/clock';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
-import { CATCH_UP_MS, CATCH_UP_PACE, LANE_TOLERANCE_MS, SECOND_SPAN_MS, createReleaseLanes } from '../../../src/hold/release-lanes';
+import { CATCH_UP_MS, CATCH_UP_PACE, LANE_TOLERANCE_MS, SECOND_SPAN_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
 
 const setup = () => {
   const clock = manualClock(1000);
@@ -121,6 +121,72 @@ describe('when the process was late and several messages of one producer are due
     expect(times).toHaveLength(400);
     expect(most).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 20 + 2);
     expect(times[399] - (1000 + 50 * 399)).toBeLessThanOrEqual(50); // caught up with its slots by the end
+  });
+
+  // Each replica decides a fetch of a producer at once, so the slots come in stretches: here 25
+  // (a quarter of a second at 100/s) on one replica, the next 25 on the other. One replica
+  // stalls 300 ms at the start of its stretch while the other is on time on the next.
+  const stretches = (share: boolean): { times: number[]; told: number } => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[][] = [[], []];
+    let told = 0;
+    const replicas: ReturnType<typeof createReleaseLanes>[] = [];
+    for (const r of [0, 1]) {
+      const hold = { add: (m: HeldMessage) => void held[r].push(m) } as never;
+      const onLate = share ? (...late: Parameters<OnLate>) => { told += 1; replicas[1 - r].lateElsewhere(...late); } : undefined;
+      replicas.push(createReleaseLanes({ hold, clock, onLate }));
+    }
+    const times: number[] = [];
+    for (let k = 0; k < 2000; k += 1) {
+      replicas[Math.floor(k / 25) % 2].due('p', 10, { bytes: 1, send: () => void times.push(clock.now()), evict: () => undefined, slot: 1000 + 10 * k });
+    }
+    for (;;) {
+      const r = [0, 1].filter((i) => held[i].length > 0).sort((a, b) => Math.min(...held[a].map((m) => m.at)) - Math.min(...held[b].map((m) => m.at)))[0];
+      if (r === undefined) break;
+      held[r].sort((a, b) => a.at - b.at);
+      const next = held[r].shift() as HeldMessage;
+      const stalled = r === 0 && next.at >= 11_000 && next.at < 11_300;
+      clock.set(Math.max(clock.now(), stalled ? 11_300 : next.at));
+      next.release();
+    }
+    return { times: times.sort((a, b) => a - b), told };
+  };
+
+  it('with two replicas whose slots come in stretches, one late on its stretch while the other is on time on the next: together at most 1.1 × the rate + a slot each in any second, when each tells the other what it sent late', () => {
+    const shared = stretches(true);
+    expect(shared.times).toHaveLength(2000);
+    expect(shared.told).toBeGreaterThan(0);
+    expect(busiestSecond(shared.times)).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 2);
+    expect(shared.times[1999] - (1000 + 10 * 1999)).toBeLessThanOrEqual(10); // caught up by the end
+    // Each alone keeps only its own second: together they sent more.
+    expect(busiestSecond(stretches(false).times)).toBeGreaterThan((SECOND_SPAN_MS / 1000) * 100 + 2);
+  });
+
+  it('remembers what another replica counted late: a message whose slot lies more than SECOND_SPAN_MS after it waits until a second after it was sent; one within the span leaves on its slot', () => {
+    const t = setup();
+    t.clock.set(5000);
+    t.lanes.lateElsewhere('p', 10, 4000, 5000); // slot 4000, sent at 5000 (1 s late)
+    t.lanes.due('p', 10, { ...t.item('within'), slot: 5000 });
+    expect(t.sent).toEqual(['within@5000']);
+    t.clock.set(5200);
+    t.lanes.due('p', 10, { ...t.item('beyond'), slot: 5200 }); // 1,200 ms of slots after the late one
+    expect(t.sent).toEqual(['within@5000']);
+    t.fire();
+    expect(at(t.sent)[1]).toBe(6000 + LANE_TOLERANCE_MS);
+    t.lanes.lateElsewhere('q', 0, 4000, 5000); // a token bucket (spacing 0) has no lane
+    expect(t.lanes.tracked()).toBe(1);
+  });
+
+  it('tells (onLate) each message it counts late, with its producer, interval, slot and when it counted; nothing on time', () => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const told: Parameters<OnLate>[] = [];
+    const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock, onLate: (...late) => void told.push(late) });
+    lanes.due('p', 10, { bytes: 1, send: () => undefined, evict: () => undefined, slot: 1000 });
+    expect(told).toEqual([]);
+    clock.set(1500);
+    lanes.due('p', 10, { bytes: 1, send: () => undefined, evict: () => undefined, slot: 1010 }); // 490 ms late
+    expect(told).toEqual([['p', 10, 1010, 1500]]);
   });
 
   it('does not let timers that fire a little late slow the producer down', () => {
