@@ -52,6 +52,7 @@ export interface GroupConsumerOptions {
 export interface GroupConsumer {
   pauser: PartitionPauser;
   start(eachBatch: (payload: EachBatchPayload) => Promise<void>): Promise<void>;
+  /** Joined its group, and reads the partitions of its first assignment (their hand-off is over): /readyz. */
   joined(): boolean;
   crashed(): boolean;
   /** How long since the last heartbeat, fetch or join (0 before the start, while stopping and after a crash). */
@@ -166,12 +167,16 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     assigned = next;
     heard();
     pauser.onAssignment(next);
-    if ((options.handoffMs ?? 0) > 0 && gained.length > 0) handOff(gained).catch(trouble('hand-off of partitions gained'));
+    const handedOff = (options.handoffMs ?? 0) > 0 && gained.length > 0 ? handOff(gained).catch(trouble('hand-off of partitions gained')) : undefined;
+    // Ready once the first assignment is read: a replica joining a group whose other members
+    // still own its partitions waits the hand-off first, and load sent the moment it said ready
+    // found those partitions paused (a strict-spacing producer lost those slots for good).
+    if (handedOff === undefined) joined = true;
+    else if (!joined) void handedOff.then(() => { joined = true; });
     options.onJoin((owner) => lost.has(owner)).then(async () => {
       await committer.commitNow();
       if (assigned === next) tracker.retain(next);
     }).catch(trouble('parking what partitions lost held'));
-    joined = true;
     logger.info({ group: groupId, assigned: next }, 'joined the group');
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {

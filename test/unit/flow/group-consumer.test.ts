@@ -144,9 +144,15 @@ describe('when partitions gained wait for their previous owner\'s commit (handof
     join({ 't.5s': [0] });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect([...paused]).toEqual(['t.5s/0']);
+    expect(group.joined()).toBe(false); // not ready while its first assignment waits (/readyz)
     await until(() => paused.size === 0);
     expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(45);
+    await until(() => group.joined());
     expect(calls).toEqual(['fetchOffsets t.5s']); // once, after the wait: before it they would decide nothing
+    // a later rebalance's hand-off leaves it ready
+    join({ 't.5s': [0, 1] });
+    expect([...paused]).toEqual(['t.5s/1']);
+    expect(group.joined()).toBe(true);
     await group.stop(Date.now() + 1_000);
   });
 
