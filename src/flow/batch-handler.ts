@@ -73,7 +73,7 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
   const tier = tierOfTopic(source.tiers, batch.topic);
   const offsets = deps.tracker.partition(batch.topic, batch.partition);
   const result: Read = { items: [], complete: false };
-  let forged = 0;
+  const forged = { count: 0 };
   let stopped = false;
   const offered = new Map<string, number>();
   // Asked once: nothing in this synchronous loop can stop the consumer or seek (kafkajs's
@@ -89,11 +89,10 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
       break;
     }
     if (!source.parked) {
-      const ingress = fromIngress(message, where, source.identity, now);
-      forged += ingress.forged;
-      const { producer } = ingress.item.info;
+      const item = fromIngress(message, where, source.identity, now, forged);
+      const { producer } = item.info;
       offered.set(producer, (offered.get(producer) ?? 0) + 1);
-      result.items.push(ingress.item);
+      result.items.push(item);
       continue;
     }
     let item = fromTier(message, where, source.identity, now);
@@ -109,7 +108,7 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
     if (source.prepare) item = source.prepare(item, now);
     result.items.push(item);
   }
-  if (forged > 0) deps.metrics.forgedHeadersDropped(forged);
+  if (forged.count > 0) deps.metrics.forgedHeadersDropped(forged.count);
   for (const [producer, count] of offered) deps.metrics.offered?.(producer, count);
   result.complete = current && !stopped;
   return result;

@@ -48,14 +48,19 @@ export const headerBytes = (headers: IHeaders | undefined): number => {
 const sizeOf = (message: KafkaMessage, headers: IHeaders): number =>
   byteLength(message.key) + byteLength(message.value) + headerBytes(headers);
 
-/** An ingress message; `forged` counts the inbound `sluice-*` header values dropped. */
+/** The reason of every ingress message's info (not decided yet): one object for all, never changed. */
+const NOT_DECIDED: ParkInfo['reason'] = Object.freeze({ kind: 'delayed' });
+
+/** An ingress message; `forged.count` grows by the inbound `sluice-*` header values dropped. */
 export const fromIngress = (
   message: KafkaMessage,
   where: { topic: string; partition: number },
   identity: IdentityOptions,
   now: number,
-): { item: FlowItem; forged: number } => {
+  forged: { count: number },
+): FlowItem => {
   const { headers, dropped } = stripSluiceHeaders(message.headers);
+  forged.count += dropped;
   const content: MessageContent = { key: message.key, value: message.value, headers };
   const producer = identify({ key: message.key, headers }, identity);
   const item: FlowItem = {
@@ -72,10 +77,10 @@ export const fromIngress = (
       firstSeen: now,
       timestamp: message.timestamp,
       origin: { topic: where.topic, partition: where.partition, offset: message.offset },
-      reason: { kind: 'delayed' },
+      reason: NOT_DECIDED,
     },
   };
-  return { item, forged: dropped };
+  return item;
 };
 
 /** A message read back from a retry tier (or the dead-letter topic); malformed headers are repaired as far as possible. */
