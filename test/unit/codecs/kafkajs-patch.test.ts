@@ -6,19 +6,24 @@
 //   that grew by copying; it writes one buffer of the record's exact size now, the same bytes;
 // - the producer grouped a send's messages per partition with a reduce that copied the
 //   partition's list for every message (a send of n messages to one partition: O(n²)); it
-//   pushes each message onto its partition's list now, in the same order.
+//   pushes each message onto its partition's list now, in the same order;
+// - the encoder wrote every varint through an array copied in with Buffer.from (a buffer
+//   allocated per varint, several per record) and every varlong through Long objects; it writes
+//   the bytes in place now, and a varlong within ±2^30 as the varint it is.
 // These tests run kafkajs's own encoder and decoder, as the consumer and the producer do.
 /* eslint-disable @typescript-eslint/no-require-imports */
 type DecodedHeaders = Record<string, Buffer | Buffer[]>;
 const Encoder = require('kafkajs/src/protocol/encoder') as {
   new (): KafkaEncoder;
   sizeOfVarInt(n: number): number;
+  sizeOfVarLong(n: number | object): number;
 };
+const Long = require('kafkajs/src/utils/long') as { fromString(s: string): object };
 interface KafkaEncoder {
   buffer: Buffer;
   writeVarInt(n: number): KafkaEncoder;
   writeInt8(n: number): KafkaEncoder;
-  writeVarLong(n: number): KafkaEncoder;
+  writeVarLong(n: number | object): KafkaEncoder;
   writeVarIntBytes(b: unknown): KafkaEncoder;
   writeVarIntArray(a: unknown[]): KafkaEncoder;
 }
@@ -121,5 +126,42 @@ describe("kafkajs's producer grouping messages per partition, as patched", () =>
     expect(grouped[0][199_999].value).toBe('199999');
     // A few ms here; the quadratic version copies 2·10¹⁰ elements (minutes). A loose bound, for a busy machine.
     expect(ms).toBeLessThan(2_000);
+  });
+});
+
+describe("kafkajs's varint and varlong writers, as patched", () => {
+  /** Zigzag, then 7 bits a byte, low first (the Kafka protocol's varint and varlong), computed on BigInt. */
+  const reference = (n: bigint, bits: bigint): Buffer => {
+    let z = BigInt.asUintN(Number(bits), (n << 1n) ^ (n >> (bits - 1n)));
+    const out: number[] = [];
+    while (z >= 0x80n) {
+      out.push(Number(z & 0x7fn) | 0x80);
+      z >>= 7n;
+    }
+    out.push(Number(z));
+    return Buffer.from(out);
+  };
+  const edges = [0, 1, -1, 63, -64, 64, -65, 127, 128, 8191, -8192, 8192, 2 ** 20, -(2 ** 20), 2 ** 30 - 1, -(2 ** 30), 2 ** 30, -(2 ** 30) - 1, 2 ** 31 - 1, -(2 ** 31)];
+  const spread = Array.from({ length: 2000 }, (_, i) => Math.round(Math.sin(i) * 2 ** (i % 32)));
+
+  it('writes each int32 as the protocol\'s varint, of the size sizeOfVarInt says', () => {
+    for (const n of [...edges, ...spread]) {
+      const written = new Encoder().writeVarInt(n).buffer;
+      expect([n, written.toString('hex')]).toEqual([n, reference(BigInt(n), 32n).toString('hex')]);
+      expect(Encoder.sizeOfVarInt(n)).toBe(written.length);
+    }
+  });
+
+  it('writes a varlong the same from a number and from a Long, beyond ±2^30 too', () => {
+    const big = ['4398046511104', '-4398046511105', '9223372036854775807', '-9223372036854775808'];
+    for (const n of [...edges, ...spread, ...big.map(Number).filter(Number.isSafeInteger)]) {
+      const written = new Encoder().writeVarLong(n).buffer;
+      expect([n, written.toString('hex')]).toEqual([n, reference(BigInt(n), 64n).toString('hex')]);
+      expect(Encoder.sizeOfVarLong(n)).toBe(written.length);
+    }
+    for (const s of big) {
+      const written = new Encoder().writeVarLong(Long.fromString(s)).buffer;
+      expect([s, written.toString('hex')]).toEqual([s, reference(BigInt(s), 64n).toString('hex')]);
+    }
   });
 });
