@@ -11,6 +11,10 @@
 export interface PartitionOffsets {
   /** Marks one message as scheduled (held or parked); call the returned function once it is acknowledged. */
   track(offset: number): () => void;
+  /** As `track`, without a function per message: `ack(offset)` once it is acknowledged (offsets in increasing order). */
+  add(offset: number): void;
+  /** The message at `offset`, added before, was acknowledged; a second ack of it changes nothing. */
+  ack(offset: number): void;
   /** The whole fetched batch was handled: offsets up to lastOffset (gaps included) are covered. */
   covered(lastOffset: number): void;
   /** Whether this offset was already scheduled by this member (skip it after a rejoin). */
@@ -39,14 +43,21 @@ export const createPartitionOffsets = (): PartitionOffsets & { committed: number
   const state = {
     committed: -1,
     track(offset: number): () => void {
-      queue.push(offset);
-      if (offset > highest) highest = offset;
+      state.add(offset);
       let done = false;
       return () => {
         if (done) return;
         done = true;
         acked.add(offset);
       };
+    },
+    add(offset: number): void {
+      queue.push(offset);
+      if (offset > highest) highest = offset;
+    },
+    ack(offset: number): void {
+      // Below the oldest unacknowledged offset: acknowledged and counted already.
+      if (head < queue.length && offset >= queue[head]) acked.add(offset);
     },
     covered(lastOffset: number): void {
       if (lastOffset > highest) highest = lastOffset;

@@ -124,12 +124,12 @@ export const createBatchHandler = (deps: BatchHandlerDeps) =>
     const now = deps.clock.now();
     const found = read(deps, controls, now);
     const offsets = deps.tracker.partition(topic, partition);
-    const taken = await takeItems(deps.take, deps.dispatcher, found.items, (item) => {
-      const done = offsets.track(Number(item.offset));
-      return () => {
-        done();
+    const taken = await takeItems(deps.take, deps.dispatcher, found.items, {
+      track: (item) => offsets.add(Number(item.offset)),
+      ack: (item) => {
+        offsets.ack(Number(item.offset));
         deps.acked?.();
-      };
+      },
     });
     if (found.complete && taken.count === found.items.length) {
       // Offset gaps (control records, compaction) inside the batch are covered too.

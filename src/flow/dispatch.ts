@@ -26,6 +26,7 @@ import type { DeadLetterReason, ParkInfo } from '../park/park-headers';
 import type { MessageWriter } from '../produce/message-writer';
 import { type FlowItem, ownerOf } from './flow-item';
 import { type Action, parkTier } from './route';
+import type { Acks } from './take';
 
 export type Outcome = 'forwarded' | 'reparked' | 'dead-lettered';
 
@@ -52,11 +53,10 @@ export interface DispatchDeps {
 
 export type Dispatched = Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>;
 
-/** One message's action, with the ack its offset needs. */
+/** One message's action (its offset tracked in the fetch's `Acks`). */
 export interface DispatchEntry {
   item: FlowItem;
   action: Dispatched;
-  ack: () => void;
 }
 
 export interface Dispatcher {
@@ -66,7 +66,7 @@ export interface Dispatcher {
    * nothing held or queued, go out together (one send, one promise, counted together); the
    * rest as `dispatch`.
    */
-  dispatchAll(entries: readonly DispatchEntry[]): void;
+  dispatchAll(entries: readonly DispatchEntry[], acks: Acks): void;
   /** A rebalance starts: hold every forward back until resume. */
   handOver(): void;
   /** The group joined: forward again; park what is still held for partitions lost. */
@@ -225,14 +225,14 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     }
   };
 
-  type Release = { item: FlowItem; action: Extract<Dispatched, { kind: 'release' }>; ack: () => void };
+  type Release = { item: FlowItem; action: Extract<Dispatched, { kind: 'release' }> };
 
   /**
    * Releases let through at once, written together: counted against the caps as one, one
    * promise for all, the outcome counted per producer. A message the broker refused goes the
    * way a single forward's would (`failed`), the others are acknowledged.
    */
-  const forwardTogether = (unit: readonly Release[], now: number): void => {
+  const forwardTogether = (unit: readonly Release[], acks: Acks, now: number): void => {
     let bytes = 0;
     for (const { item } of unit) bytes += item.size;
     const release = hold.track(bytes, unit.length);
@@ -241,9 +241,9 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       release();
       const sent = new Map<string, { count: number; bytes: number }>();
       for (let i = 0; i < unit.length; i += 1) {
-        const { item, action, ack } = unit[i];
+        const { item, action } = unit[i];
         if (i in errors) {
-          failed(item, { ...item.info, attempt: action.attempt, reason: { kind: 'delayed' } }, counted(item, ack))(errors[i]);
+          failed(item, { ...item.info, attempt: action.attempt, reason: { kind: 'delayed' } }, counted(item, () => acks.ack(item)))(errors[i]);
           continue;
         }
         const { producer } = item.info;
@@ -254,7 +254,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         } else sent.set(producer, { count: 1, bytes: item.size });
         metrics.releaseDelay(messages[i].waitedMs);
         deps.report?.(producer, 'forwarded');
-        ack();
+        acks.ack(item);
       }
       for (const [producer, tally] of sent) {
         metrics.message('forwarded', producer, tally.count);
@@ -265,7 +265,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
 
   return {
     dispatch,
-    dispatchAll(entries) {
+    dispatchAll(entries, acks) {
       const now = clock.now();
       const unit: Release[] = [];
       for (const entry of entries) {
@@ -275,10 +275,10 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
         // the producer's order.
         if (action.kind === 'release' && !frozen && !item.fromTier && action.at <= now && !heldOf.has(item.info.producer)
-          && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push({ item, action, ack: entry.ack });
-        else dispatch(item, action, entry.ack);
+          && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
+        else dispatch(item, action, () => acks.ack(item));
       }
-      if (unit.length > 0) forwardTogether(unit, now);
+      if (unit.length > 0) forwardTogether(unit, acks, now);
     },
     handOver() {
       frozen = true;

@@ -85,7 +85,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
 
   const again = (item: FlowItem, ack: () => void): void => {
     const retryAt = (until: number): void => dispatcher.dispatch(item, { kind: 'wait', until: Math.max(until, clock.now() + RETRY_STALL_MS) }, ack);
-    takeItems(take, dispatcher, [item], () => ack).then(
+    takeItems(take, dispatcher, [item], { track: () => undefined, ack }).then(
       (taken) => taken.stallUntil !== undefined && retryAt(taken.stallUntil),
       (error: unknown) => {
         logger.warn({ err: error, origin: `${item.topic}/${item.partition}/${item.offset}` }, 'deciding a message again failed; it waits and is decided again');

@@ -19,6 +19,14 @@ export interface TakeDeps {
   clock: Clock;
 }
 
+/** Where the offsets of taken items are tracked until their writes are acknowledged. */
+export interface Acks {
+  /** The item is taken (called in fetch order, before it is dispatched). */
+  track(item: FlowItem): void;
+  /** Its write (downstream, to a tier or the dead-letter topic) was acknowledged. */
+  ack(item: FlowItem): void;
+}
+
 export interface Taken {
   /** How many of the items were dispatched (all, unless a stall stopped them). */
   count: number;
@@ -30,7 +38,7 @@ export const takeItems = async (
   deps: TakeDeps,
   dispatcher: Dispatcher,
   items: readonly FlowItem[],
-  ackOf: (item: FlowItem) => () => void,
+  acks: Acks,
 ): Promise<Taken> => {
   const now = deps.clock.now();
   const steps: Action[] = [];
@@ -55,10 +63,11 @@ export const takeItems = async (
         break;
       }
       if (action.kind === 'decide') throw new Error('the router asked for a second decision');
-      entries.push({ item, action, ack: ackOf(item) });
+      acks.track(item);
+      entries.push({ item, action });
     }
   } finally {
-    dispatcher.dispatchAll(entries); // what was tracked is dispatched, even if a later item threw
+    dispatcher.dispatchAll(entries, acks); // what was tracked is dispatched, even if a later item threw
   }
   return taken;
 };

@@ -74,3 +74,23 @@ describe('when an acknowledgement is reported twice', () => {
     expect(p.inFlight()).toBe(1);
   });
 });
+
+describe('when offsets are added and acknowledged by offset (no function per message)', () => {
+  it('commits the contiguous acknowledged prefix, and a late second ack of a committed offset changes nothing', () => {
+    const p = createPartitionOffsets();
+    for (const o of [20, 21, 23, 24]) p.add(o);
+    p.ack(21);
+    p.ack(24);
+    expect(p.commitPoint()).toBe(20);
+    p.ack(20);
+    expect(p.commitPoint()).toBe(23);
+    p.ack(21); // reported again after the prefix passed it
+    p.add(25);
+    expect(p.inFlight()).toBe(3);
+    p.ack(23);
+    expect(p.commitPoint()).toBe(25);
+    p.ack(25);
+    expect(p.commitPoint()).toBe(26);
+    expect(p.inFlight()).toBe(0);
+  });
+});

@@ -44,7 +44,7 @@ const setup = (options: {
   const dispatched: Dispatched[] = [];
   const dispatcher: Dispatcher = {
     dispatch: (item, action, ack) => void dispatched.push({ item, action, ack }),
-    dispatchAll: (entries) => void dispatched.push(...entries),
+    dispatchAll: (entries, acks) => void dispatched.push(...entries.map(({ item, action }) => ({ item, action, ack: () => acks.ack(item) }))),
     handOver: () => undefined,
     resume: () => undefined,
   };

@@ -205,13 +205,14 @@ describe('when a message is parked or dead-lettered', () => {
 });
 
 describe('when the actions of one fetch are dispatched together', () => {
-  const entry = (t: ReturnType<typeof setup>, i: FlowItem, action: Parameters<typeof t.dispatch>[1]) => ({ item: i, action, ack: () => void t.acked.push(i.offset) });
+  const entry = (t: ReturnType<typeof setup>, i: FlowItem, action: Parameters<typeof t.dispatch>[1]) => ({ item: i, action });
+  const acks = (t: ReturnType<typeof setup>) => ({ track: () => undefined, ack: (i: FlowItem) => void t.acked.push(i.offset) });
 
   it('writes first decisions released at once in one send, counts them against the caps until acknowledged, then per producer', async () => {
     let answer: (errors: unknown[]) => void = () => undefined;
     const units: string[][] = [];
     const t = setup({ forwardAll: (messages) => (units.push(messages.map((m) => String(m.content.value))), new Promise((resolve) => (answer = resolve))) }, 3);
-    t.dispatcher.dispatchAll([entry(t, item('1'), release(T0)), entry(t, item('2', { producer: 'q' }), release(T0)), entry(t, item('3'), release(T0))]);
+    t.dispatcher.dispatchAll([entry(t, item('1'), release(T0)), entry(t, item('2', { producer: 'q' }), release(T0)), entry(t, item('3'), release(T0))], acks(t));
     expect(units).toEqual([['v1', 'v2', 'v3']]);
     expect(t.hold.isFull()).toBe(true); // three messages tracked, cap 3
     expect(t.acked).toEqual([]);
@@ -231,13 +232,13 @@ describe('when the actions of one fetch are dispatched together', () => {
       entry(t, item('behind'), release(T0)),
       entry(t, item('tier', { producer: 'q', fromTier: true }), release(T0, 2)),
       entry(t, item('now', { producer: 'r' }), release(T0)),
-    ]);
+    ], acks(t));
     expect(units).toEqual([['vnow']]);
     t.clock.set(T0 + 20);
     await waitFor(() => t.written.length === 3, { timeoutMs: 2000, intervalMs: 2 });
     expect(values(t.written)).toEqual(['vtier', 'vbehind', 'vlater']); // each on its own slot, through the hold
     t.dispatcher.handOver();
-    t.dispatcher.dispatchAll([entry(t, item('frozen', { producer: 's' }), release(T0 + 20))]);
+    t.dispatcher.dispatchAll([entry(t, item('frozen', { producer: 's' }), release(T0 + 20))], acks(t));
     expect(units).toHaveLength(1);
   });
 
@@ -245,7 +246,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     const refusal: unknown[] = [];
     refusal[1] = new SluiceError('MESSAGE_TOO_LARGE', 'too large');
     const t = setup({ forwardAll: async () => refusal });
-    t.dispatcher.dispatchAll([entry(t, item('ok'), release(T0)), entry(t, item('big', { producer: 'q' }), release(T0))]);
+    t.dispatcher.dispatchAll([entry(t, item('ok'), release(T0)), entry(t, item('big', { producer: 'q' }), release(T0))], acks(t));
     await waitFor(() => t.acked.length === 2, { timeoutMs: 2000, intervalMs: 2 });
     expect(t.written).toMatchObject([{ kind: 'dead-letter', value: 'vbig', reason: 'too-large' }]);
     expect(t.counted.outcomes).toEqual([['forwarded', 'p'], ['dead_lettered', 'q']]);
