@@ -39,8 +39,9 @@ export const reasonOf = (decision: Decision): ParkReason =>
 
 /** Enforcing: admitted within hold.maxMs → forward; admitted later → park `delayed`; refused → park with its reason. */
 export const enforceVerdicts = (reply: BatchDecision, now: number, holdMaxMs: number, spacingMs = 0): Verdict[] =>
-  reply.decisions.map(({ admitted, at, ...decision }) => {
-    if (!admitted) return { kind: 'park', reason: reasonOf({ admitted, at, ...decision }), notBefore: at };
+  reply.decisions.map((decision) => {
+    const { at } = decision;
+    if (!decision.admitted) return { kind: 'park', reason: reasonOf(decision), notBefore: at };
     if (at - now <= holdMaxMs) return spacingMs > 0 ? { kind: 'forward', at, spacingMs } : { kind: 'forward', at };
     return { kind: 'park', reason: { kind: 'delayed' }, notBefore: at };
   });

@@ -73,9 +73,12 @@ export const limitReached = (info: Pick<ParkInfo, 'attempt' | 'firstSeen'>, now:
 
 const spacing = (rule: RuleView): number => (rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0);
 
+/** The first step of every ingress message: one object for all, never changed. */
+const DECIDE: Action = Object.freeze({ kind: 'decide' });
+
 /** The first step for a message taken from its topic at `now`. */
 export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?: string[]; decideAgain?: boolean }, now: number, policy: RoutePolicy, rule: RuleView): Action => {
-  if (!item.fromTier) return { kind: 'decide' };
+  if (!item.fromTier) return DECIDE;
   const { info } = item;
   const expired = limitReached(info, now, policy);
   if (item.malformed || item.decideAgain) return expired ? { kind: 'dead-letter', reason: expired, info } : { kind: 'decide' };
