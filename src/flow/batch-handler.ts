@@ -15,7 +15,7 @@ import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/tiers';
 import type { Dispatcher } from './dispatch';
 import { type FlowItem, fromIngress, fromTier } from './flow-item';
-import { turnOf } from './gate';
+import { readLater } from './gate';
 import type { PartitionPauser } from './partition-pauser';
 import { takeItems, type TakeDeps } from './take';
 
@@ -97,8 +97,8 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
     }
     let item = fromTier(message, where, source.identity, now);
     if (tier && source.waitForTurn) {
-      const turn = turnOf({ tier, parkedAt: Number(message.timestamp), notBefore: item.malformed ? undefined : item.info.notBefore }, now, source.readAheadMs);
-      if (turn > now) {
+      const turn = readLater({ tier, parkedAt: Number(message.timestamp), notBefore: item.malformed ? undefined : item.info.notBefore }, now, source.readAheadMs);
+      if (turn !== undefined) {
         result.turn = turn;
         stopped = true;
         break;

@@ -5,6 +5,12 @@
  * order and paused until its head's turn. A head never holds its partition longer than its tier
  * delay plus FUTURE_TOLERANCE_MS from now: a record with a timestamp in the future (written by
  * someone else, or a broker clock ahead of the store's) waits no longer than a fresh park would.
+ *
+ * A partition paused until its head's turn is read again then, and that read takes, with the
+ * head, every message whose not-before is within the read-ahead plus READ_BATCH_MS: a partition
+ * whose messages fall due one slot apart is read once per READ_BATCH_MS of slots, not once per
+ * slot (each read fetches up to a partition's fetch size, and what it does not take is fetched
+ * again by the next one).
  */
 import type { Tier } from '../park/tiers';
 
@@ -19,8 +25,23 @@ export interface GateInput {
 /** How far ahead of the flow's clock a tier record's timestamp may be and still count in full. */
 export const FUTURE_TOLERANCE_MS = 1000;
 
+/**
+ * How much earlier than its turn a message is taken by a read that takes its partition's head.
+ * At most HOP_MARGIN_MS (src/flow/route.ts): a message taken this early is held in memory, not
+ * hopped to another tier.
+ */
+export const READ_BATCH_MS = 1000;
+
 /** The instant the message may be taken. */
 export const turnOf = ({ tier, parkedAt, notBefore }: GateInput, now: number, readAheadMs: number): number => {
   const tierOver = Math.min(parkedAt, now + FUTURE_TOLERANCE_MS) + tier.delayMs;
   return notBefore === undefined ? tierOver : Math.min(tierOver, notBefore - readAheadMs);
 };
+
+/**
+ * When a read at `now` must leave the message for later: undefined when it is taken now (its
+ * not-before within the read-ahead plus READ_BATCH_MS, or its tier delay over), else its turn,
+ * when its partition is read again.
+ */
+export const readLater = (input: GateInput, now: number, readAheadMs: number): number | undefined =>
+  turnOf(input, now, readAheadMs + READ_BATCH_MS) <= now ? undefined : turnOf(input, now, readAheadMs);

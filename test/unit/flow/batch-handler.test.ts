@@ -12,6 +12,7 @@ import { createHoldScheduler } from '../../../src/hold/hold-scheduler';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import { encodeParkHeaders, type ParkInfo } from '../../../src/park/park-headers';
 import { buildTiers } from '../../../src/park/tiers';
+import { READ_BATCH_MS } from '../../../src/flow/gate';
 
 const T0 = 1_700_000_000_000;
 const tiers = buildTiers('in.retry', [1000, 3000]);
@@ -228,6 +229,22 @@ describe('a tier: when the head of the partition has not had its turn', () => {
     await t.run(t1s.topic, messages.slice(1));
     expect(t.dispatched.map((d) => d.item.offset)).toEqual(['0', '1', '2']);
     expect(t.resolved).toEqual(['0', '2']);
+  });
+
+  it('reads the partition again at the head\'s turn and takes, with it, what falls due within READ_BATCH_MS after it (one fetch per second of slots, not one per slot)', async () => {
+    const t = setup({ source: tierSource });
+    // Slots 10 ms apart on the 3 s tier, read hold.maxMs (1 s) ahead: at T0 the first READ_BATCH_MS of them are taken.
+    const slots = Array.from({ length: 300 }, (_, i) => T0 + policy.holdMaxMs + i * 10);
+    const messages = slots.map((notBefore, i) => tierMessage(i, T0 - 100, encodeParkHeaders(info({ notBefore }))));
+    await t.run(t3s.topic, messages);
+    const first = slots.filter((at) => at <= T0 + policy.holdMaxMs + READ_BATCH_MS).length;
+    expect(t.dispatched).toHaveLength(first);
+    expect(t.dispatched.every((d) => d.action.kind === 'release')).toBe(true);
+    expect(t.pauses).toEqual([[t3s.topic, 0, slots[first] - policy.holdMaxMs]]);
+    t.clock.set(slots[first] - policy.holdMaxMs);
+    await t.run(t3s.topic, messages.slice(first));
+    expect(t.dispatched).toHaveLength(2 * first);
+    expect(t.pauses).toHaveLength(2);
   });
 
   it('takes everything at once when the source does not wait for turns (sluice drain)', async () => {

@@ -1,4 +1,5 @@
-import { FUTURE_TOLERANCE_MS, turnOf } from '../../../src/flow/gate';
+import { FUTURE_TOLERANCE_MS, READ_BATCH_MS, readLater, turnOf } from '../../../src/flow/gate';
+import { HOP_MARGIN_MS } from '../../../src/flow/route';
 import { buildTiers } from '../../../src/park/tiers';
 
 const [s5, m1] = buildTiers('r', [5000, 60_000]);
@@ -27,5 +28,25 @@ describe('when a tier message may be taken', () => {
 
   it('is when the tier delay is over for a malformed record (no not-before to read ahead of)', () => {
     expect(turnOf({ tier: m1, parkedAt: now - 1000 }, now, 5000)).toBe(now + 59_000);
+  });
+});
+
+describe('what a read of a tier partition takes', () => {
+  it('takes a message whose not-before is within the read-ahead plus READ_BATCH_MS, though its turn is later', () => {
+    expect(readLater({ tier: m1, parkedAt: now, notBefore: now + 5000 + READ_BATCH_MS }, now, 5000)).toBeUndefined();
+    expect(readLater({ tier: m1, parkedAt: now, notBefore: now + 5000 }, now, 5000)).toBeUndefined();
+  });
+
+  it('leaves one due later until its turn, when its partition is read again', () => {
+    expect(readLater({ tier: m1, parkedAt: now, notBefore: now + 5001 + READ_BATCH_MS }, now, 5000)).toBe(now + 1 + READ_BATCH_MS);
+  });
+
+  it('takes no message before its tier delay is over unless its not-before is near (a hop is never made early)', () => {
+    expect(readLater({ tier: s5, parkedAt: now - 4999, notBefore: now + 60_000 }, now, 5000)).toBe(now + 1);
+    expect(readLater({ tier: m1, parkedAt: now - 1000 }, now, 5000)).toBe(now + 59_000);
+  });
+
+  it('is a batch small enough that what it takes early is held in memory, not hopped', () => {
+    expect(READ_BATCH_MS).toBeLessThanOrEqual(HOP_MARGIN_MS);
   });
 });
