@@ -1,8 +1,11 @@
 /**
  * Rate accuracy: `producers` producers offered at 3× their quota for `seconds` against one or
  * two sidecar replicas sharing Redis (same group, same key prefix), judged by the downstream
- * append times (accuracy-stats.ts).
+ * append times (accuracy-stats.ts). Every arrival is written to `accuracy-<replicas>.json` in the
+ * side logs' folder, for a look at where a producer fell short.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { randomGroupId } from '../../test/helpers/names';
 import { type AccuracyResult, judgeAccuracy } from './accuracy-stats';
 import type { BenchContext } from './context';
@@ -44,5 +47,6 @@ export const measureAccuracy = async (ctx: BenchContext, s: AccuracySettings): P
   const total = await ctx.book.total(downstream);
   const arrivals = await readDownstream(ctx.kafka, downstream, total);
   const duplicates = arrivals.length - new Set(arrivals.map((a) => a.seq)).size;
+  writeFileSync(path.join(ctx.logDir, `accuracy-${s.replicas}.json`), JSON.stringify({ offeredFrom: offeredUntil - s.seconds * 1000, offeredUntil, arrivals }));
   return { replicas: s.replicas, storeErrors, duplicates, ...judgeAccuracy(arrivals, s.quotaPerSec, offeredUntil) };
 };
