@@ -13,6 +13,7 @@
  * again by the next one).
  */
 import type { Tier } from '../park/tiers';
+import { HOP_MARGIN_MS } from './route';
 
 export interface GateInput {
   tier: Tier;
@@ -26,11 +27,10 @@ export interface GateInput {
 export const FUTURE_TOLERANCE_MS = 1000;
 
 /**
- * How much earlier than its turn a message is taken by a read that takes its partition's head.
- * At most HOP_MARGIN_MS (src/flow/route.ts): a message taken this early is held in memory, not
- * hopped to another tier.
+ * How much earlier than its turn a message is taken by a read that takes its partition's head:
+ * the hop margin, so a message taken this early is held in memory, not hopped to another tier.
  */
-export const READ_BATCH_MS = 1000;
+export const READ_BATCH_MS = HOP_MARGIN_MS;
 
 /** The instant the message may be taken. */
 export const turnOf = ({ tier, parkedAt, notBefore }: GateInput, now: number, readAheadMs: number): number => {

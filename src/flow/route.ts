@@ -73,7 +73,7 @@ export const limitReached = (info: Pick<ParkInfo, 'attempt' | 'firstSeen'>, now:
 
 const spacing = (rule: RuleView): number => (rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0);
 
-/** The first step of every ingress message: one object for all, never changed. */
+/** Decide now (every ingress message, a malformed or re-decided retry): one object for all, never changed. */
 const DECIDE: Action = Object.freeze({ kind: 'decide' });
 
 /** The first step for a message taken from its topic at `now`. */
@@ -81,7 +81,7 @@ export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?:
   if (!item.fromTier) return DECIDE;
   const { info } = item;
   const expired = limitReached(info, now, policy);
-  if (item.malformed || item.decideAgain) return expired ? { kind: 'dead-letter', reason: expired, info } : { kind: 'decide' };
+  if (item.malformed || item.decideAgain) return expired ? { kind: 'dead-letter', reason: expired, info } : DECIDE;
   const left = info.notBefore - now;
   if (left > policy.holdMaxMs + HOP_MARGIN_MS) {
     if (!policy.hop) return { kind: 'wait', until: info.notBefore };
