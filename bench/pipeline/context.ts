@@ -38,7 +38,7 @@ export const createContext = async (services: ServicesEnv): Promise<BenchContext
   return {
     services, kafka, redis, book, logDir,
     sluiceSetup(rule) {
-      const setup = { parking: `sluice-bench-park-${randomId()}`, quotasFile: writeQuotas(rule), keyPrefix: `sb${randomId(2)}:` };
+      const setup = { parking: `sluice-bench-park-${randomId()}`, quotasFile: writeQuotas(logDir, rule), keyPrefix: `sb${randomId(2)}:` };
       book.remember(...parkingTopics(setup.parking));
       return setup;
     },

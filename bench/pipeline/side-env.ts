@@ -4,7 +4,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { randomName } from '../../test/helpers/names';
 import type { ServicesEnv } from './services-env';
@@ -30,9 +29,9 @@ export const TIERS = ['5s', '1m'];
 
 export const parkingTopics = (parking: string): string[] => [...TIERS.map((t) => `${parking}.retry.${t}`), `${parking}.dlq`];
 
-/** A quota file with one default rule, e.g. { rate: '1000000/s', queue: '1m' }. */
-export const writeQuotas = (rule: Record<string, string>): string => {
-  const file = path.join(os.tmpdir(), `${randomName('bench-quotas')}.yaml`);
+/** A quota file with one default rule, e.g. { rate: '1000000/s', queue: '1m' }, written in `dir` (the run's log folder). */
+export const writeQuotas = (dir: string, rule: Record<string, string>): string => {
+  const file = path.join(dir, `${randomName('quotas')}.yaml`);
   writeFileSync(file, `default:\n${Object.entries(rule).map(([k, v]) => `  ${k}: "${v}"`).join('\n')}\n`);
   return file;
 };
