@@ -1,11 +1,12 @@
 /**
  * The plain pipe sluice is measured against (DESIGN.md "Performance design"): kafkajs eachBatch
  * → sendBatch (acks -1) → commit, with the consumer and producer settings of `sluice run`
- * (INGRESS_CONSUMER_SETTINGS, manual offsets, 8 partitions at once, one request in flight,
- * not idempotent). Run as a child process by the harness; stops on SIGTERM; tells the harness
+ * (INGRESS_CONSUMER_SETTINGS, manual offsets, 8 partitions at once; PRODUCER_SETTINGS, with
+ * kafkajs's own retries, since the pipe has none of its own). Run as a child process by the harness; stops on SIGTERM; tells the harness
  * over IPC when it has joined its group.
  */
-import { Kafka, logLevel, Partitioners, type Message } from 'kafkajs';
+import { Kafka, logLevel, type Message } from 'kafkajs';
+import { PRODUCER_SETTINGS } from '../../src/produce/producer-settings';
 import { CONSUMER_SETTINGS as INGRESS_CONSUMER_SETTINGS } from '../../src/flow/group-consumer';
 
 const required = (name: string): string => {
@@ -24,7 +25,7 @@ const main = async (): Promise<void> => {
     logLevel: logLevel.WARN,
   });
   const consumer = kafka.consumer({ groupId: required('BENCH_GROUP'), allowAutoTopicCreation: false, ...INGRESS_CONSUMER_SETTINGS });
-  const producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = kafka.producer(PRODUCER_SETTINGS);
   await producer.connect();
   await consumer.connect();
   consumer.on(consumer.events.GROUP_JOIN, () => process.send?.({ ready: true }));

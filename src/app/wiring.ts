@@ -4,7 +4,7 @@
  * Kafka client and producer, Redis client, limiter store behind the store-error policy, the
  * store's clock, decider, sender and writer, the one hold and its release lanes, and the flows.
  */
-import { type Admin, type Kafka, Partitioners, type Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { systemClock } from '../clock';
 import { registerCodecs } from '../codecs/register-codecs';
@@ -30,6 +30,7 @@ import type { LimiterStore } from '../limit/types';
 import type { Metrics } from '../metrics/types';
 import { createBatchSender, type Sender } from '../produce/batch-sender';
 import { createMessageWriter } from '../produce/message-writer';
+import { PRODUCER_SETTINGS } from '../produce/producer-settings';
 import { connectAdmin, createKafka } from './kafka-client';
 
 export { connectAdmin };
@@ -52,13 +53,11 @@ export const partitionCounts = async (admin: Admin, topics: readonly string[]): 
 };
 
 /**
- * acks = all, one request in flight (per-producer order), no auto-created topics, Java's murmur2
- * partitioner. No retries inside kafkajs (it still refreshes metadata or reconnects before it
- * throws): the sender retries every failed send itself, per topic and with its own back-off, so a
- * failing topic shows in sendErrors at its first failure, not after kafkajs's ~5 s of retries.
+ * No retries inside kafkajs (it still refreshes metadata or reconnects before it throws): the
+ * sender retries every failed send itself, per topic and with its own back-off, so a failing
+ * topic shows in sendErrors at its first failure, not after kafkajs's ~5 s of retries.
  */
-export const createProducer = (kafka: Kafka): Producer =>
-  kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 0 } });
+export const createProducer = (kafka: Kafka): Producer => kafka.producer({ ...PRODUCER_SETTINGS, retry: { retries: 0 } });
 
 export const createRedis = (config: Config, options: { timeoutMs?: number; onError?: (error: Error) => void } = {}) =>
   createRedisClient({ ...redisClientOptionsOf(config), timeoutMs: options.timeoutMs ?? config.redis.timeoutMs, onError: options.onError });
