@@ -120,20 +120,22 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
 
   /**
    * While a rebalance is under way the forward waits: `again` (kept partition) or `parkBack` (lost)
-   * when it ends. Returns what settles once the write was answered (the lane counts it then).
+   * when it ends. Returns what settles once the write was answered (the lane counts it then),
+   * with the broker's append time when the downstream topic records it (the lane counts that).
    */
-  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): Promise<void> | undefined => {
+  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): Promise<number | undefined> | undefined => {
     if (frozen) return void heldBack.push({ owner: ownerOf(item.topic, item.partition), go: again, park: parkBack });
     const waitedMs = clock.now() - item.info.firstSeen;
     return writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
-      () => {
+      (appendedAt) => {
         metrics.message('forwarded', item.info.producer);
         metrics.forwardedBytes?.(item.info.producer, item.size);
         metrics.releaseDelay(waitedMs);
         deps.report?.(item.info.producer, 'forwarded');
         count.done();
+        return appendedAt;
       },
-      (error: unknown) => failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count)(error),
+      (error: unknown) => void failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count)(error),
     );
   };
 

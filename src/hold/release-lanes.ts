@@ -17,7 +17,9 @@
  *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
  *   (appended by then): a release on its slot whose request waited behind a slow one is
  *   appended late, together with what was released meanwhile, and what follows waits for that
- *   second to pass; a broker slow for every request delays nothing. One that reports none
+ *   second to pass; a broker slow for every request delays nothing. When the answer carries
+ *   the broker's append time (LogAppendTime), it counts at that, less the quickest of those
+ *   (the broker's clock is not this one's). One that reports none
  *   counts at its release; one let through at once (`conforming`: sparse slots, whose span says
  *   nothing about their count) is not counted. Only messages counted late are remembered (one
  *   on its slot can never hold a later one back), for a second.
@@ -40,7 +42,10 @@ import type { HoldScheduler } from './hold-scheduler';
 
 export interface LaneItem {
   bytes: number;
-  /** Sends it; a promise settles when the broker acknowledged it (the instant the second rule counts). */
+  /**
+   * Sends it; a promise settles when the broker acknowledged it (the instant the second rule
+   * counts), with the broker's append time (a number) when the answer carries one.
+   */
   send(): void | PromiseLike<unknown>;
   /** Let through at once (its producer under its rate, its slots sparse): the second rule does not count it. */
   conforming?: boolean;
@@ -220,6 +225,8 @@ const remember = (lane: Lane, own: number, at: number): void => {
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { hold: HoldScheduler; clock: Clock; maxIdle?: number; onLate?: OnLate }): ReleaseLanes => {
   const lanes = new Map<string, Lane>();
   const answers: Answers = { took: [], at: [], head: 0 };
+  /** The same for append times (broker's clock, not this one: only their spread counts). */
+  const appends: Answers = { took: [], at: [], head: 0 };
   let waiting = 0;
 
   /** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered, and told, if late. */
@@ -234,6 +241,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
   // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
   // the last ten seconds: a broker that answers every request 300 ms late delays nothing (the
   // appends are as spaced as the releases), one request that waited behind a slow one does.
+  // When the answer carries the broker's append time (a topic with LogAppendTime), that counts
+  // instead, less the quickest of those: an answer read late because this process was busy
+  // counted a message appended on time as late, and held its producer back for nothing.
   const record = (lane: Lane, own: number, slot: number, now: number): void => {
     if (own - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
@@ -246,12 +256,15 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
     if (item.conforming) return;
     if (!pending) return counted(lane, own, now);
     lane.inFlight += 1;
-    const acknowledged = (): void => {
+    const acknowledged = (appendedAt?: unknown): void => {
       lane.inFlight -= 1;
       const at = clock.now();
-      counted(lane, own, now + Math.max(0, at - now - quickest(answers, at - now, at)));
+      // The broker's append time when the answer carries it, else the answer's arrival here.
+      const appended = typeof appendedAt === 'number';
+      const took = appended ? appendedAt - now : at - now;
+      counted(lane, own, now + Math.max(0, took - quickest(appended ? appends : answers, took, at)));
     };
-    pending.then(acknowledged, acknowledged);
+    pending.then(acknowledged, () => acknowledged());
   };
 
   // The head's slot sits in the hold scheduler; when it fires, everything at the head that is due

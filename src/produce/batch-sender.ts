@@ -35,8 +35,11 @@ export interface SendTrouble {
 }
 
 export interface Sender {
-  /** Queues one message; resolves when the broker acknowledged it (acks = all). */
-  send(topic: string, message: Message): Promise<void>;
+  /**
+   * Queues one message; resolves when the broker acknowledged it (acks = all), with the broker's
+   * append time when the topic records that (`message.timestamp.type=LogAppendTime`), else undefined.
+   */
+  send(topic: string, message: Message): Promise<number | undefined>;
   /**
    * Queues several messages in order (each to its own partition, as `send` would); ONE promise
    * for them all, resolved once every one settled, with the error of each that failed at its
@@ -56,7 +59,7 @@ export interface Sender {
 
 /** How queued messages report their end: one per `send`, one for all the messages of a `sendAll`. */
 interface Settle {
-  ok(index: number): void;
+  ok(index: number, appendedAt: number | undefined): void;
   fail(index: number, error: unknown): void;
 }
 
@@ -101,6 +104,16 @@ export const isTooLarge = (error: unknown): boolean => {
  */
 export const sendErrorCode = (error: unknown): string => brokerErrorType(error) ?? errorChain(error).at(-1)?.name ?? 'Error';
 
+/**
+ * The broker's append time of a request's one partition, from kafkajs's answer to `sendBatch`
+ * (its `logAppendTime`, "-1" unless the topic records LogAppendTime): undefined when none.
+ */
+export const appendTimeOf = (answer: unknown): number | undefined => {
+  const first = Array.isArray(answer) ? (answer[0] as { logAppendTime?: unknown } | undefined) : undefined;
+  const at = Number(first?.logAppendTime);
+  return at > 0 ? at : undefined;
+};
+
 export const createBatchSender = ({
   producer,
   logger,
@@ -125,9 +138,9 @@ export const createBatchSender = ({
   let closed = false;
 
   const sendOnce = async (topic: string, batch: Pending[]): Promise<void> => {
-    await producer.sendBatch({ topicMessages: [{ topic, messages: batch.map((p) => p.message) }], acks: -1 });
+    const appendedAt = appendTimeOf(await producer.sendBatch({ topicMessages: [{ topic, messages: batch.map((p) => p.message) }], acks: -1 }));
     inFlight -= batch.length;
-    for (const p of batch) p.settle.ok(p.index);
+    for (const p of batch) p.settle.ok(p.index, appendedAt);
   };
 
   const sendWithRetry = async (d: Destination, batch: Pending[]): Promise<void> => {
@@ -225,8 +238,8 @@ export const createBatchSender = ({
 
   return {
     send(topic, message) {
-      return new Promise<void>((resolve, reject) =>
-        queue({ topic, message, index: 0, bytes: messageBytes(message), settle: { ok: () => resolve(), fail: (_, error) => reject(error) } }));
+      return new Promise<number | undefined>((resolve, reject) =>
+        queue({ topic, message, index: 0, bytes: messageBytes(message), settle: { ok: (_, appendedAt) => resolve(appendedAt), fail: (_, error) => reject(error) } }));
     },
     sendAll(topic, messages, bytes) {
       if (messages.length === 0) return Promise.resolve([]);

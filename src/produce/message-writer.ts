@@ -18,13 +18,13 @@ import { chooseTier, Tier } from '../park/tiers';
 import type { Sender } from './batch-sender';
 
 export interface MessageWriter {
-  /** Downstream (it leaves on its slot); resolves once acknowledged. */
-  forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<void>;
+  /** Downstream (it leaves on its slot); resolves once acknowledged, with the broker's append time when the topic records it. */
+  forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<number | undefined>;
   /** Several downstream at once, in order (first decisions: no attempt); one promise, with the error of each that failed at its index. */
   forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number; size: number }[]): Promise<unknown[]>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
-  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<void>;
+  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<unknown>;
 }
 
 export interface WriterTopics {

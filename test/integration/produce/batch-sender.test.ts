@@ -2,7 +2,9 @@
  * The batch sender against the real broker: bursts bigger than one partition's record-batch
  * limit (the broker's default max.message.bytes, 1 MiB) reach Kafka exactly once, checked by
  * id, whether keyed (forwarded) or on an explicit partition (parked); a single message too
- * large for the topic is refused alone. And a topic written the moment it is created (its
+ * large for the topic is refused alone, and each partition keeps the order sent while requests
+ * for the others are in flight (sluice's producer settings); a send resolves with the broker's
+ * append time where the topic records it (the lanes count that). And a topic written the moment it is created (its
  * partitions' leaders not serving yet, as after a leader election) gets every message once:
  * one partition's refusal no longer makes the sender resend what the others appended.
  */
@@ -24,7 +26,7 @@ describe('when bursts bigger than 1 MiB for one partition are sent through the r
 
   beforeAll(async () => {
     kafka = createKafka();
-    producer = kafka.producer({ allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false });
+    producer = createProducer(kafka); // sluice's settings: requests not limited per connection
     await producer.connect();
   });
 
@@ -32,11 +34,11 @@ describe('when bursts bigger than 1 MiB for one partition are sent through the r
     await producer.disconnect();
   });
 
-  it('appends every forwarded and parked message exactly once, and refuses only the oversize one', async () => {
+  it('appends every forwarded and parked message exactly once and in order per partition, and refuses only the oversize one', async () => {
     const downstream = await createTopic(kafka, { prefix: 'sender-out', partitions: 2 });
     const tier = await createTopic(kafka, { prefix: 'sender-tier', partitions: 2 });
     const sender = createBatchSender({ producer, logger });
-    const sends: Promise<void>[] = [];
+    const sends: Promise<unknown>[] = [];
     const ids: string[] = [];
     for (let i = 0; i < 1500; i += 1) {
       const small = i % 50 === 0;
@@ -54,7 +56,40 @@ describe('when bursts bigger than 1 MiB for one partition are sent through the r
     expect(received).toHaveLength(ids.length);
     expect(new Set(received).size).toBe(received.length);
     expect([...received].sort()).toEqual([...ids].sort());
+    // Each partition in the order sent, though requests for the other partitions and topic were in flight meanwhile.
+    const sentOrder = new Map(ids.map((id, i) => [id, i]));
+    for (const topic of [downstream, tier]) {
+      for (const partition of [0, 1]) {
+        const order = (await consumeAll(kafka, topic)).filter((m) => m.partition === partition).map((m) => sentOrder.get(idOf(m.value)) as number);
+        expect(order.length).toBeGreaterThan(0);
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+      }
+    }
   }, 60_000);
+});
+
+describe('when the broker answers a send', () => {
+  it('resolves with the broker\'s append time on a topic with LogAppendTime, and with undefined on one with CreateTime', async () => {
+    const kafka = createKafka();
+    const producer = createProducer(kafka);
+    await producer.connect();
+    try {
+      const appendTime = await createTopic(kafka, { prefix: 'sender-append', partitions: 1, configEntries: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] });
+      const createTime = await createTopic(kafka, { prefix: 'sender-create', partitions: 1 });
+      const sender = createBatchSender({ producer, logger });
+      const before = Date.now();
+      const appended = await sender.send(appendTime, { key: 'k', value: 'v', partition: 0 });
+      const after = Date.now();
+      // The broker's clock is this machine's here.
+      expect(appended).toBeGreaterThanOrEqual(before - 5);
+      expect(appended).toBeLessThanOrEqual(after + 5);
+      const [stored] = await consumeAll(kafka, appendTime);
+      expect(Number(stored.timestamp)).toBe(appended);
+      await expect(sender.send(createTime, { key: 'k', value: 'v', partition: 0 })).resolves.toBeUndefined();
+    } finally {
+      await producer.disconnect();
+    }
+  }, 30_000);
 });
 
 /** Creates a 3-partition topic and returns as soon as metadata names a leader for each (a moment before the leader serves it). */

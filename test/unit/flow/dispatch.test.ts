@@ -80,7 +80,7 @@ const tooLarge = async (): Promise<never> => {
 describe('when a release is due now', () => {
   it('goes straight to its lane and is written at once, counted against the hold caps until acknowledged', async () => {
     let ackWrite: () => void = () => undefined;
-    const t = setup({ forward: () => new Promise<void>((resolve) => (ackWrite = resolve)) }, 1);
+    const t = setup({ forward: () => new Promise<undefined>((resolve) => (ackWrite = () => resolve(undefined))) }, 1);
     t.dispatch(item('1'), release(T0));
     expect(t.hold.held().messages).toBe(0);
     expect(t.hold.isFull()).toBe(true);
@@ -89,6 +89,24 @@ describe('when a release is due now', () => {
     await t.settle();
     expect(t.acked).toEqual(['1']);
     expect(t.hold.isFull()).toBe(false);
+  });
+
+  it('hands its lane the broker\'s append time from the write (the second rule counts that)', async () => {
+    const t = setup({ forward: async () => 1795756148062 });
+    const answers: Promise<unknown>[] = [];
+    const due = t.lanes.due;
+    t.lanes.due = (producer, spacingMs, laneItem) => due(producer, spacingMs, {
+      ...laneItem,
+      send: () => {
+        const answer = laneItem.send() as Promise<unknown>;
+        answers.push(answer);
+        return answer;
+      },
+    });
+    t.dispatch(item('1'), release(T0, 1, 10));
+    await t.settle();
+    expect(answers).toHaveLength(1);
+    await expect(answers[0]).resolves.toBe(1795756148062);
   });
 
   it('is held behind an earlier message of its producer still held, so it never overtakes it', async () => {

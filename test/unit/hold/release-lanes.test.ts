@@ -530,6 +530,63 @@ describe('when the broker answers slowly for two seconds and then quickly again'
   });
 });
 
+/**
+ * A producer at 100/s for 5 s, every message due on its slot; each send resolves with the
+ * broker's append time (on the broker's clock, `skewMs` from this one), its answer read here
+ * `answerMs` after the release. Returns the releases and the appends (on this clock).
+ */
+const withAppendTimes = async (appendMs: (release: number) => number, answerMs: (k: number) => number, skewMs: number) => {
+  const clock = manualClock(1000);
+  const held: HeldMessage[] = [];
+  const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
+  const sent: number[] = [];
+  const appended: number[] = [];
+  let answers: { at: number; ack(): void }[] = [];
+  const send = (k: number) => (): Promise<number> => {
+    const release = clock.now();
+    const append = appendMs(release);
+    sent.push(release);
+    appended.push(append);
+    return new Promise<number>((resolve) => void answers.push({ at: Math.max(append, release + answerMs(k)), ack: () => resolve(append + skewMs) }));
+  };
+  const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  let k = 0;
+  while (k < 500 || held.length > 0 || answers.length > 0) {
+    held.sort((a, b) => a.at - b.at);
+    const due = k < 500 ? 1000 + 10 * k : Infinity;
+    const answerAt = Math.min(...answers.map((a) => a.at));
+    const next = Math.min(due, held[0]?.at ?? Infinity, answerAt);
+    clock.set(Math.max(clock.now(), next));
+    if (answerAt === next) {
+      const now = answers.filter((a) => a.at <= next);
+      answers = answers.filter((a) => a.at > next);
+      for (const a of now) a.ack();
+    } else if (due === next) lanes.due('p', 10, { bytes: 1, send: send(k), evict: () => undefined, slot: 1000 + 10 * k++ });
+    else (held.shift() as HeldMessage).release();
+    await settle();
+  }
+  return { sent, appended };
+};
+
+describe('when the answers carry the broker\'s append time (a downstream topic with LogAppendTime)', () => {
+  it('counts each message at its append time: answers read 500 ms late (this process busy) for messages appended on time hold nothing back', async () => {
+    // Every fifth answer is read half a second late; every append is 1 ms after its release, on a broker clock 37 ms ahead.
+    const { sent } = await withAppendTimes((release) => release + 1, (k) => (k % 5 === 0 ? 500 : 2), 37);
+    expect(sent).toHaveLength(500);
+    expect(sent.every((at, i) => at - (1000 + 10 * i) <= LANE_TOLERANCE_MS)).toBe(true);
+  });
+
+  it.each([
+    ['ahead', 2000],
+    ['behind', -2000],
+  ])('counts appends that came late (their requests waited) late, with the broker clock %s: no second of appends holds more than 1.1 × the rate + 1', async (_, skewMs) => {
+    // Requests released from 2 s to 2.545 s are appended together at 2.545 s.
+    const { appended } = await withAppendTimes((release) => (release >= 2000 && release < 2545 ? 2545 : release + 1), () => 2, skewMs);
+    expect(appended).toHaveLength(500);
+    expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
+  });
+});
+
 describe('when messages let through at once (conforming) leave late after a stall', () => {
   it.each([
     ['conforming', true, 0],

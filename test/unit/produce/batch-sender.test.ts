@@ -1,6 +1,6 @@
 import pino from 'pino';
 import type { TopicMessages } from 'kafkajs';
-import { createBatchSender, isTooLarge, sendErrorCode } from '../../../src/produce/batch-sender';
+import { appendTimeOf, createBatchSender, isTooLarge, sendErrorCode } from '../../../src/produce/batch-sender';
 
 const logger = pino({ level: 'silent' });
 const msg = (v: string) => ({ key: null, value: v });
@@ -16,6 +16,25 @@ describe('when several messages are sent in one tick', () => {
       { topic: 'b', messages: [msg('2')] },
     ]);
     expect(sender.pending()).toBe(0);
+  });
+});
+
+describe('when the broker answers with its append time', () => {
+  // kafkajs answers sendBatch with one record per partition; logAppendTime is "-1" unless the topic records LogAppendTime.
+  const answering = (logAppendTime: string) => ({
+    sendBatch: async (b: { topicMessages: TopicMessages[] }) => b.topicMessages.map((t) => ({ topicName: t.topic, partition: 0, errorCode: 0, logAppendTime })),
+  });
+
+  it('resolves each send with it (a topic with LogAppendTime)', async () => {
+    const sender = createBatchSender({ producer: answering('1795756148062'), logger });
+    await expect(Promise.all([sender.send('a', msg('1')), sender.send('a', msg('2'))])).resolves.toEqual([1795756148062, 1795756148062]);
+  });
+
+  it('resolves with undefined when the topic keeps the producer\'s timestamps ("-1") or the answer has none', async () => {
+    await expect(createBatchSender({ producer: answering('-1'), logger }).send('a', msg('1'))).resolves.toBeUndefined();
+    expect(appendTimeOf(undefined)).toBeUndefined();
+    expect(appendTimeOf([])).toBeUndefined();
+    expect(appendTimeOf([{ logAppendTime: 'x' }])).toBeUndefined();
   });
 });
 
