@@ -32,6 +32,35 @@ const busiestSecond = (sorted: number[]): number => {
   return most;
 };
 
+interface Answer {
+  at: number;
+  ack(): void;
+}
+
+/**
+ * Drives lanes on a manual clock until everything is done: message k (k < count) falls due at
+ * dueAt(k) and `onDue` hands it to the lanes; the hold's entries fire at their instants and the
+ * broker's answers arrive at theirs.
+ */
+const drive = async (s: { clock: ReturnType<typeof manualClock>; held: HeldMessage[]; answers: Answer[]; count: number; dueAt(k: number): number; onDue(k: number, due: number): void }): Promise<void> => {
+  const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  let k = 0;
+  while (k < s.count || s.held.length > 0 || s.answers.length > 0) {
+    s.held.sort((a, b) => a.at - b.at);
+    const due = k < s.count ? s.dueAt(k) : Infinity;
+    const answerAt = Math.min(...s.answers.map((a) => a.at));
+    const next = Math.min(due, s.held[0]?.at ?? Infinity, answerAt);
+    s.clock.set(Math.max(s.clock.now(), next));
+    if (answerAt === next) {
+      const now = s.answers.filter((a) => a.at <= next);
+      s.answers.splice(0, s.answers.length, ...s.answers.filter((a) => a.at > next));
+      for (const a of now) a.ack();
+    } else if (due === next) s.onDue(k++, due);
+    else (s.held.shift() as HeldMessage).release();
+    await settle();
+  }
+};
+
 describe('when a producer\'s messages become due on time', () => {
   it('sends each at once', () => {
     const t = setup();
@@ -459,23 +488,15 @@ describe('when the broker answers every send of a backlogged producer 300 ms lat
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
     const sent: number[] = [];
-    const acks: { at: number; ack(): void }[] = [];
+    const answers: Answer[] = [];
     const send = (): Promise<void> => {
       sent.push(clock.now());
-      return new Promise<void>((resolve) => void acks.push({ at: clock.now() + 300, ack: resolve }));
+      return new Promise<void>((resolve) => void answers.push({ at: clock.now() + 300, ack: resolve }));
     };
-    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-    let k = 0;
-    while (k < 500 || held.length > 0 || acks.length > 0) {
-      held.sort((a, b) => a.at - b.at);
-      const due = k < 500 ? 1000 + 10 * k : Infinity;
-      const next = Math.min(due, held[0]?.at ?? Infinity, acks[0]?.at ?? Infinity);
-      clock.set(Math.max(clock.now(), next));
-      if (acks.length > 0 && acks[0].at === next) (acks.shift() as { ack(): void }).ack();
-      else if (due === next) lanes.due('p', 10, { bytes: 1, send, evict: () => undefined, slot: 1000 + 10 * k++ });
-      else (held.shift() as HeldMessage).release();
-      await settle();
-    }
+    await drive({
+      clock, held, answers, count: 500, dueAt: (k) => 1000 + 10 * k,
+      onDue: (_, due) => lanes.due('p', 10, { bytes: 1, send, evict: () => undefined, slot: due }),
+    });
     expect(sent).toHaveLength(500);
     expect(sent.every((at, i) => at - (1000 + 10 * i) <= LANE_TOLERANCE_MS)).toBe(true);
   });
@@ -492,37 +513,23 @@ describe('when the broker answers slowly for two seconds and then quickly again'
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
     const appended = new Map<string, number[]>([['a', []], ['b', []]]);
-    let answers: { at: number; ack(): void }[] = [];
+    const answers: Answer[] = [];
     const answerMs = (now: number): number => (now >= 4000 && now < 6000 ? 130 : 3);
     const send = (producer: string) => (): Promise<void> => new Promise<void>((resolve) => {
       const at = clock.now() + answerMs(clock.now());
       answers.push({ at, ack: () => { appended.get(producer)?.push(at); resolve(); } });
     });
-    const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
     // Two producers at 100/s, 5 ms apart, each message due 1 ms after its slot (timers fire a little late).
-    let k = 0;
     let offered = 0;
-    const dueAt = (n: number): number => 1001 + 5 * n;
-    while (k < 1800 || held.length > 0 || answers.length > 0) {
-      held.sort((a, b) => a.at - b.at);
-      const due = k < 1800 ? dueAt(k) : Infinity;
-      const answerAt = Math.min(...answers.map((a) => a.at));
-      const next = Math.min(due, held[0]?.at ?? Infinity, answerAt);
-      clock.set(Math.max(clock.now(), next));
-      if (answerAt === next) {
-        const now = answers.filter((a) => a.at <= next);
-        answers = answers.filter((a) => a.at > next);
-        for (const a of now) a.ack();
-      } else if (due === next) {
+    await drive({
+      clock, held, answers, count: 1800, dueAt: (n) => 1001 + 5 * n,
+      onDue: (k, due) => {
         const producer = k % 2 === 0 ? 'a' : 'b';
-        if (!pauses(producer, due)) {
-          offered += 1;
-          lanes.due(producer, 10, { bytes: 1, send: send(producer), evict: () => undefined, slot: due - 1 });
-        }
-        k += 1;
-      } else (held.shift() as HeldMessage).release();
-      await settle();
-    }
+        if (pauses(producer, due)) return;
+        offered += 1;
+        lanes.due(producer, 10, { bytes: 1, send: send(producer), evict: () => undefined, slot: due - 1 });
+      },
+    });
     expect([...appended.values()].reduce((n, times) => n + times.length, 0)).toBe(offered);
     for (const times of appended.values()) {
       expect(busiestSecond([...times].sort((x, y) => x - y))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
@@ -541,7 +548,7 @@ const withAppendTimes = async (appendMs: (release: number) => number, answerMs: 
   const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
   const sent: number[] = [];
   const appended: number[] = [];
-  let answers: { at: number; ack(): void }[] = [];
+  const answers: Answer[] = [];
   const send = (k: number) => (): Promise<number> => {
     const release = clock.now();
     const append = appendMs(release);
@@ -549,22 +556,10 @@ const withAppendTimes = async (appendMs: (release: number) => number, answerMs: 
     appended.push(append);
     return new Promise<number>((resolve) => void answers.push({ at: Math.max(append, release + answerMs(k)), ack: () => resolve(append + skewMs) }));
   };
-  const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-  let k = 0;
-  while (k < 500 || held.length > 0 || answers.length > 0) {
-    held.sort((a, b) => a.at - b.at);
-    const due = k < 500 ? 1000 + 10 * k : Infinity;
-    const answerAt = Math.min(...answers.map((a) => a.at));
-    const next = Math.min(due, held[0]?.at ?? Infinity, answerAt);
-    clock.set(Math.max(clock.now(), next));
-    if (answerAt === next) {
-      const now = answers.filter((a) => a.at <= next);
-      answers = answers.filter((a) => a.at > next);
-      for (const a of now) a.ack();
-    } else if (due === next) lanes.due('p', 10, { bytes: 1, send: send(k), evict: () => undefined, slot: 1000 + 10 * k++ });
-    else (held.shift() as HeldMessage).release();
-    await settle();
-  }
+  await drive({
+    clock, held, answers, count: 500, dueAt: (k) => 1000 + 10 * k,
+    onDue: (k, due) => lanes.due('p', 10, { bytes: 1, send: send(k), evict: () => undefined, slot: due }),
+  });
   return { sent, appended };
 };
 
