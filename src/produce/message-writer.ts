@@ -24,7 +24,7 @@ export interface MessageWriter {
   forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number; size: number }[]): Promise<unknown[]>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
-  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<unknown>;
+  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<number | undefined>;
 }
 
 export interface WriterTopics {
