@@ -4,9 +4,10 @@
  * id, whether keyed (forwarded) or on an explicit partition (parked); a single message too
  * large for the topic is refused alone, and each partition keeps the order sent while requests
  * for the others are in flight (sluice's producer settings); a send resolves with the broker's
- * append time where the topic records it (the lanes count that). And a topic written the moment it is created (its
- * partitions' leaders not serving yet, as after a leader election) gets every message once:
- * one partition's refusal no longer makes the sender resend what the others appended.
+ * append time where the topic records it (the lanes count that). And a topic written the
+ * moment it is created (its partitions' leaders not serving yet, as after a leader election)
+ * gets every message once: one partition's refusal no longer makes the sender resend what the
+ * others appended.
  */
 import pino from 'pino';
 import type { Admin, Kafka, Producer } from 'kafkajs';
