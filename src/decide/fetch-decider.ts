@@ -26,17 +26,24 @@ interface Group {
   indexes: number[];
 }
 
+const ruleKey = (c: Candidate): string => c.rule.limit?.fingerprint ?? c.rule.name;
+
+/** The group of a producer's groups decided with the candidate's rule and as of its instant. */
+const groupOf = (mine: readonly Group[], candidate: Candidate): Group | undefined => {
+  for (const group of mine) if (group.candidate.asOf === candidate.asOf && ruleKey(group.candidate) === ruleKey(candidate)) return group;
+  return undefined;
+};
+
 /** Groups candidates by producer (and rule), keeping arrival order inside each group. */
 export const groupByProducer = (candidates: readonly Candidate[]): Group[] => {
   const groups: Group[] = [];
   // By producer first, then (rule, asOf) among that producer's few groups: no key string per message.
   const byProducer = new Map<string, Group[]>();
-  const ruleOf = (c: Candidate): string => c.rule.limit?.fingerprint ?? c.rule.name;
   for (let index = 0; index < candidates.length; index += 1) {
     const candidate = candidates[index];
     let mine = byProducer.get(candidate.producer);
     if (!mine) byProducer.set(candidate.producer, (mine = []));
-    const group = mine.find((g) => g.candidate.asOf === candidate.asOf && ruleOf(g.candidate) === ruleOf(candidate));
+    const group = groupOf(mine, candidate);
     if (group) group.indexes.push(index);
     else {
       const made = { candidate, indexes: [index] };
@@ -97,10 +104,10 @@ export const createFetchDecider = ({
  * store call per fetch.
  */
 export const coalesceDecider = (inner: FetchDecider): FetchDecider => {
-  let waiting: { candidates: readonly Candidate[]; resolve(v: Verdict[]): void; reject(e: unknown): void }[] = [];
+  // One array, emptied at each flush (not replaced): V8 keeps one shape for it.
+  const waiting: { candidates: readonly Candidate[]; resolve(v: Verdict[]): void; reject(e: unknown): void }[] = [];
   const flush = (): void => {
-    const calls = waiting;
-    waiting = [];
+    const calls = waiting.splice(0);
     const all = calls.flatMap((call) => call.candidates);
     inner.decide(all).then(
       (verdicts) => {

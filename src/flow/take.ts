@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock';
 import type { FetchDecider } from '../decide/fetch-decider';
-import type { Candidate, RuleView } from '../decide/verdict';
+import type { Candidate, RuleView, Verdict } from '../decide/verdict';
 import type { DispatchEntry, Dispatcher } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
@@ -34,12 +34,8 @@ export interface Taken {
   stallUntil?: number;
 }
 
-export const takeItems = async (
-  deps: TakeDeps,
-  dispatcher: Dispatcher,
-  items: readonly FlowItem[],
-  acks: Acks,
-): Promise<Taken> => {
+/** Each item's first step, and a candidate for each that is to be decided (in order). */
+const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action[]; asked: Candidate[] } => {
   const now = deps.clock.now();
   const steps: Action[] = [];
   const asked: Candidate[] = [];
@@ -49,13 +45,18 @@ export const takeItems = async (
     steps.push(step);
     if (step.kind === 'decide') asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
   }
-  const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
+  return { steps, asked };
+};
+
+/** Each item's action (after its verdict), tracked and handed to the dispatcher, up to a stall. */
+const handOver = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], acks: Acks): Taken => {
   const decidedAt = deps.clock.now();
   let v = 0;
   const entries: DispatchEntry[] = [];
   let taken: Taken = { count: items.length };
   try {
-    for (const [i, item] of items.entries()) {
+    for (let i = 0; i < items.length; i += 1) {
+      const item = items[i];
       const step = steps[i];
       const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v++], decidedAt, deps.policy) : step;
       if (action.kind === 'stall') {
@@ -70,4 +71,11 @@ export const takeItems = async (
     dispatcher.dispatchAll(entries, acks); // what was tracked is dispatched, even if a later item threw
   }
   return taken;
+};
+
+/** The first steps, the one decider call, then the hand-over. */
+export const takeItems = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], acks: Acks): Promise<Taken> => {
+  const { steps, asked } = firstSteps(deps, items);
+  const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
+  return handOver(deps, dispatcher, items, steps, verdicts, acks);
 };
