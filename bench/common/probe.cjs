@@ -1,9 +1,23 @@
 /**
  * Preloaded (`node -r`) into each benchmarked process (the sidecar and the plain pipe): answers
- * the harness over the IPC channel with this process's CPU time and, after a full gc
- * (--expose-gc), its heap. It adds nothing to the hot path, never keeps the process alive, and
- * ends it when the harness goes away.
+ * the harness over the IPC channel with this process's CPU time — and, on Linux, that of its
+ * main thread alone (the rest is V8's helper threads: the optimizing compiler, concurrent and
+ * parallel garbage collection) — and, after a full gc (--expose-gc), its heap. It adds nothing
+ * to the hot path, never keeps the process alive, and ends it when the harness goes away.
  */
+const { readFileSync } = require('node:fs');
+
+/** The main thread's user + system CPU in µs (Linux: /proc, clock ticks of 10 ms), else undefined. */
+const mainThreadMicros = () => {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
+  } catch {
+    return undefined;
+  }
+};
+
 if (process.send) {
   process.on('message', (message) => {
     if (!message || message.probe !== 'usage') return;
@@ -12,7 +26,7 @@ if (process.send) {
       globalThis.gc();
     }
     const memory = process.memoryUsage();
-    process.send({ probe: 'usage', id: message.id, cpu: process.cpuUsage(), heapUsed: memory.heapUsed, rss: memory.rss });
+    process.send({ probe: 'usage', id: message.id, cpu: process.cpuUsage(), mainCpuMicros: mainThreadMicros(), heapUsed: memory.heapUsed, rss: memory.rss });
   });
   // A harness that died must not leave a side running: the IPC channel closing ends it.
   process.on('disconnect', () => process.exit(0));

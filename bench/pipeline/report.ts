@@ -21,6 +21,9 @@ export const renderTable = (r: BenchResult): string => {
   }
   for (const t of byProducers) {
     rows.push([`CPU s / 1M messages, ${t.producers} producers`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), '', '', '']);
+    if (t.sluiceHelperCpuSecPerMillion && t.pipeHelperCpuSecPerMillion) {
+      rows.push([`of it on V8's helper threads (compiler, gc), ${t.producers} producers`, sum(t.sluiceHelperCpuSecPerMillion, 1), sum(t.pipeHelperCpuSecPerMillion, 1), '', 'reported', '']);
+    }
   }
   for (const t of byProducers) {
     rows.push([`duplicates downstream (throughput runs), ${t.producers} producers`, String(t.sluiceDuplicates), String(t.pipeDuplicates), '', '0', check(t.sluiceDuplicates === 0)]);

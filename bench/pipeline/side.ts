@@ -13,7 +13,10 @@ import path from 'node:path';
 export type SideKind = 'sluice' | 'pipe';
 
 export interface Usage {
+  /** The whole process's CPU time. */
   cpuMicros: number;
+  /** Its main thread's (Linux only); the rest is V8's helper threads (compiler, gc). */
+  mainCpuMicros?: number;
   heapUsed: number;
   rss: number;
 }
@@ -45,10 +48,15 @@ export const buildSides = (): void => {
     '--moduleResolution', 'node', '--esModuleInterop', '--skipLibCheck', '--resolveJsonModule', path.join(ROOT, 'bench/pipeline/pipe-worker.ts'),
   ], { cwd: ROOT, stdio: 'inherit' });
 };
-/** BENCH_CPU_PROF=<dir>: every side writes a V8 CPU profile there (node --cpu-prof). */
+/**
+ * BENCH_CPU_PROF=<dir>: every side writes a V8 CPU profile there (node --cpu-prof).
+ * BENCH_NODE_ARGS: more node flags for both sides (`--trace-opt --trace-deopt`, say; the output
+ * goes to the side's log).
+ */
 const execArgv = (): string[] => {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? [...EXEC_ARGV, '--cpu-prof', '--cpu-prof-dir', dir] : EXEC_ARGV;
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return [...EXEC_ARGV, ...extra, ...(dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [])];
 };
 
 const waitHttpReady = async (port: number, deadline: number, child: ChildProcess): Promise<void> => {
@@ -69,10 +77,10 @@ export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: strin
   let joined = false;
   let nextId = 0;
   const waiting = new Map<number, (u: Usage) => void>();
-  child.on('message', (m: { ready?: boolean; probe?: string; id?: number; cpu?: NodeJS.CpuUsage; heapUsed?: number; rss?: number }) => {
+  child.on('message', (m: { ready?: boolean; probe?: string; id?: number; cpu?: NodeJS.CpuUsage; mainCpuMicros?: number; heapUsed?: number; rss?: number }) => {
     if (m.ready) joined = true;
     if (m.probe === 'usage' && m.id !== undefined && m.cpu) {
-      waiting.get(m.id)?.({ cpuMicros: m.cpu.user + m.cpu.system, heapUsed: m.heapUsed ?? 0, rss: m.rss ?? 0 });
+      waiting.get(m.id)?.({ cpuMicros: m.cpu.user + m.cpu.system, mainCpuMicros: m.mainCpuMicros, heapUsed: m.heapUsed ?? 0, rss: m.rss ?? 0 });
       waiting.delete(m.id);
     }
   });

@@ -20,6 +20,9 @@ export interface ThroughputSummary {
   pipeCpuSecPerMillion: Summary;
   /** CPU per message, sluice ÷ pipe, paired round by round. */
   cpuRatio: Summary;
+  /** Of the CPU, V8's helper threads (optimizing compiler, concurrent and parallel gc); absent off Linux. */
+  sluiceHelperCpuSecPerMillion?: Summary;
+  pipeHelperCpuSecPerMillion?: Summary;
   scriptCallsPerMessage: Summary;
   /** Script calls seen during pipe runs (which make none): other users of the shared Redis. */
   backgroundCallsPerMessage: Summary;
@@ -46,6 +49,10 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], producers: n
     sluiceCpuSecPerMillion: summarize(s.map((r) => r.cpuSecPerMillion)),
     pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
     cpuRatio: pairwise(s.map((r) => r.cpuSecPerMillion), p.map((r) => r.cpuSecPerMillion), (a, b) => a / b),
+    ...(runs.every((r) => r.helperCpuSecPerMillion !== undefined) ? {
+      sluiceHelperCpuSecPerMillion: summarize(s.map((r) => r.helperCpuSecPerMillion as number)),
+      pipeHelperCpuSecPerMillion: summarize(p.map((r) => r.helperCpuSecPerMillion as number)),
+    } : {}),
     scriptCallsPerMessage: summarize(s.map((r) => r.scriptCallsPerMessage)),
     backgroundCallsPerMessage: summarize(p.map((r) => r.scriptCallsPerMessage)),
     sluiceStoreErrors: s.reduce((n, r) => n + r.storeErrors, 0),

@@ -3,7 +3,8 @@
  * group, fresh downstream topic) drains it. The rate counts distinct ids (header bench-seq: a
  * message sent twice is no progress) between the broker append times of the first downstream
  * record and of the one that brought the last new id (group join excluded). CPU time is the
- * side's whole run, from its start until the last id was downstream, per message. Beside them:
+ * side's whole run, from its start until the last id was downstream, per message, and the part
+ * of it on V8's helper threads (compiler, gc; Linux). Beside them:
  * the Redis script calls of the whole run, duplicates, and the load average as the run ended.
  */
 import os from 'node:os';
@@ -18,6 +19,8 @@ export interface ThroughputRun {
   side: SideKind;
   msgsPerSec: number;
   cpuSecPerMillion: number;
+  /** Of it, V8's helper threads (optimizing compiler, concurrent and parallel gc); Linux only. */
+  helperCpuSecPerMillion?: number;
   scriptCallsPerMessage: number;
   /** Limiter store calls that failed (timed out) and were answered by limiter.onStoreError. */
   storeErrors: number;
@@ -38,12 +41,13 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
       if (Date.now() > deadline) throw new Error(`${kind}: only ${n} of ${count} messages downstream after 300 s`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    let cpu = (await side.usage()).cpuMicros;
+    let cpu = await side.usage();
     const ids = await readDistinct(ctx.kafka, downstream, count, deadline);
-    if (ids.duplicates > 0) cpu = (await side.usage()).cpuMicros; // it went on until the last new id
+    if (ids.duplicates > 0) cpu = await side.usage(); // it went on until the last new id
     const calls = (await scriptCalls(ctx.redis)) - callsBefore;
     return {
-      side: kind, msgsPerSec: ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs), cpuSecPerMillion: cpu / count,
+      side: kind, msgsPerSec: ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs), cpuSecPerMillion: cpu.cpuMicros / count,
+      helperCpuSecPerMillion: cpu.mainCpuMicros === undefined ? undefined : (cpu.cpuMicros - cpu.mainCpuMicros) / count,
       scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0],
     };
   } finally {
