@@ -28,7 +28,7 @@ export interface MemoryResult {
   storeErrors: number;
 }
 
-/** How long after the last message the heap and Redis are read (a usage flush and a fetch wait, with margin). */
+/** The heap and Redis are read at least this long after the last message (a usage flush and a fetch wait, with margin). */
 const SETTLE_MS = 3000;
 /** No script call for this long: the usage flush is over (it flushes every second). */
 const QUIET_MS = 1500;
