@@ -1,7 +1,7 @@
 /**
  * One kafkajs producer behind a queue per destination partition: messages for one partition
- * sent in the same tick leave in one `sendBatch` (acks -1), one request in flight per
- * partition so order is kept. A request carries one partition because Kafka answers per
+ * queued in the same run (and the continuations already queued with it) leave in one
+ * `sendBatch` (acks -1), one request in flight per partition so order is kept. A request carries one partition because Kafka answers per
  * partition while kafkajs throws for the whole request: a request spanning partitions that one
  * of them refused (its leader moving, a topic just created) had the others appended, and its
  * resend duplicated them. (A message without a partition is queued per topic and placed by
@@ -233,7 +233,10 @@ export const createBatchSender = ({
     inFlight += 1;
     const d = destinationOf(p.topic, p.message.partition ?? undefined);
     d.items.push(p);
-    d.pumping ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => pump(d));
+    // The pump starts once the code that queued this (and the continuations already queued
+    // with it: every partition's batch of one fetch, every release of one timer) has run, not
+    // in the next check phase: that wait cost 2 ms per forward at 5,000 msg/s (README, Performance).
+    d.pumping ??= Promise.resolve().then(() => pump(d));
   };
 
   return {

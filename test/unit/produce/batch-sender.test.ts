@@ -17,6 +17,17 @@ describe('when several messages are sent in one tick', () => {
     ]);
     expect(sender.pending()).toBe(0);
   });
+
+  it('sends what continuations already queued with them add (one fetch\'s partitions) in the same request, before the next check phase', async () => {
+    const requests: string[][] = [];
+    const sender = createBatchSender({ producer: { sendBatch: async (b) => requests.push(b.topicMessages.flatMap((t) => t.messages.map((m) => String(m.value)))) }, logger });
+    // Like the decider's answer resolving each partition's handler: three continuations queued at once.
+    const answered = Promise.resolve();
+    const sent = [1, 2, 3].map((n) => answered.then(() => sender.send('a', msg(String(n)))));
+    const checkPhase = new Promise<string[][]>((resolve) => setImmediate(() => resolve(requests.map((r) => [...r]))));
+    expect(await checkPhase).toEqual([['1', '2', '3']]); // under way already, as one request
+    await Promise.all(sent);
+  });
 });
 
 describe('when the broker answers with its append time', () => {
