@@ -1,20 +1,20 @@
 /**
  * One kafkajs producer behind a queue per destination partition: messages for one partition
  * queued in the same run (and the continuations already queued with it) leave in one
- * `sendBatch` (acks -1), one request in flight per partition so order is kept. A request carries one partition because Kafka answers per
- * partition while kafkajs throws for the whole request: a request spanning partitions that one
- * of them refused (its leader moving, a topic just created) had the others appended, and its
- * resend duplicated them. (A message without a partition is queued per topic and placed by
- * kafkajs; sluice's own writer names every partition.) A topic that cannot be written
- * (deleted, denied, refusing a record) holds back only the messages that go to it: the others
- * keep flowing, and only the source partitions of the stuck messages wait for their commit
- * (CONTRACT.md). Each message gets its own promise: resolved once acknowledged, rejected only
- * with MESSAGE_TOO_LARGE (the broker refused that very message) or when the sender is closed
- * with sends still failing. Other failures are retried with back-off, never dropped: nothing
- * acknowledged is lost and nothing unacknowledged is committed; each is counted (`onError`)
- * and the topic is reported failing (`failing()`) until its sends succeed again. One request
- * carries at most `maxBatchBytes` (batch-split.ts), so a size refusal means one oversize
- * message, sent alone.
+ * `sendBatch` (acks -1), one request in flight per partition so order is kept. A request
+ * carries one partition because Kafka answers per partition while kafkajs throws for the whole
+ * request: a request spanning partitions that one of them refused (its leader moving, a topic
+ * just created) had the others appended, and its resend duplicated them. (A message without a
+ * partition is queued per topic and placed by kafkajs; sluice's own writer names every
+ * partition.) A topic that cannot be written (deleted, denied, refusing a record) holds back
+ * only the messages that go to it: the others keep flowing, and only the source partitions of
+ * the stuck messages wait for their commit (CONTRACT.md). Each message gets its own promise:
+ * resolved once acknowledged, rejected only with MESSAGE_TOO_LARGE (the broker refused that
+ * very message) or when the sender is closed with sends still failing. Other failures are
+ * retried with back-off, never dropped: nothing acknowledged is lost and nothing
+ * unacknowledged is committed; each is counted (`onError`) and the topic is reported failing
+ * (`failing()`) until its sends succeed again. One request carries at most `maxBatchBytes`
+ * (batch-split.ts), so a size refusal means one oversize message, sent alone.
  */
 import type { Logger } from 'pino';
 import type { Message } from 'kafkajs';
