@@ -83,7 +83,7 @@ export const kafkaErrorOf = (doing: string, error: unknown): unknown => {
 };
 
 /**
- * The process exit code of CONTRACT.md for an error that ends a command. A kafkajs error
+ * The process exit code of docs/contract.md for an error that ends a command. A kafkajs error
  * that was not wrapped (found anywhere in the causes) is a Kafka problem: 2, not 3.
  */
 export const exitCodeOf = (error: unknown): number => {

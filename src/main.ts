@@ -9,7 +9,7 @@ import { drainHandler } from './drain/drain-handler';
 import { statusHandler } from './status/status-handler';
 import { usageHandler } from './usage/usage-handler';
 
-/** The graceful stop gets 10 s (CONTRACT.md); past this a stuck disconnect must not keep the pod alive. */
+/** The graceful stop gets 10 s (docs/design.md "Kafka mechanics"); past this a stuck disconnect must not keep the pod alive. */
 const STOP_WATCHDOG_MS = 12_000;
 
 const stopSignal = new Promise<NodeJS.Signals>((resolve) => {

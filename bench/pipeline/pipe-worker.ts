@@ -1,5 +1,5 @@
 /**
- * The plain pipe sluice is measured against (DESIGN.md "Performance design"): kafkajs eachBatch
+ * The plain pipe sluice is measured against (docs/design.md "Performance design"): kafkajs eachBatch
  * → sendBatch (acks -1) → commit, with the consumer and producer settings of `sluice run`
  * (INGRESS_CONSUMER_SETTINGS, manual offsets, 8 partitions at once; PRODUCER_SETTINGS, with
  * kafkajs's own retries, since the pipe has none of its own). Run as a child process by the

@@ -1,6 +1,6 @@
 /**
  * The command handlers `sluice` runs (passed to the CLI by main.ts): each loads the settings,
- * builds what it needs and returns the exit code of CONTRACT.md; an error ends the command
+ * builds what it needs and returns the exit code of docs/contract.md; an error ends the command
  * with exitCodeOf(error), reported once, here.
  */
 import pino, { type Logger } from 'pino';

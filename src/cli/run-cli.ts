@@ -1,5 +1,5 @@
 /**
- * Runs the command line to an exit code (CONTRACT.md): 0 success, 1 bad input (settings,
+ * Runs the command line to an exit code (docs/contract.md "Commands"): 0 success, 1 bad input (settings,
  * quota file, arguments), 2 Kafka unreachable or a topic missing, 3 internal error.
  * Errors that end a command are printed once here, as `sluice: <message>`.
  */

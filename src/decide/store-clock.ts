@@ -1,5 +1,5 @@
 /**
- * One clock (DESIGN.md "One clock"): the flow runs on the store's time. Every Redis reply
+ * One clock (docs/design.md "One clock"): the flow runs on the store's time. Every Redis reply
  * carries Redis TIME; the offset between it and this pod's clock is kept, so `now()` is the
  * store's time as this pod sees it. Release instants, not-befores and first-seen instants are
  * all on this clock, so two replicas with skewed pod clocks still space a producer alike and

@@ -2,7 +2,7 @@
  * One flow: a source (the ingress topic, the retry tiers, or what `sluice drain` reads) read
  * by one consumer wrapper, one batch handler, and a dispatcher over the process's one hold,
  * release lanes and writer. The sidecar runs two flows (ingress, and the drainer of the retry
- * tiers: its own group); `sluice drain` runs one. DESIGN.md "One flow".
+ * tiers: its own group); `sluice drain` runs one. docs/design.md "One flow".
  */
 import type { ConsumerConfig, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';

@@ -6,7 +6,7 @@
  * published on one Redis channel, and each replica remembers what the others published in its
  * own lane of that producer: every replica then holds back what lies more than a second and a
  * tenth of slots after any replica's late message, and the replicas together keep the second.
- * Slots and send instants are on the store's clock (DESIGN.md "One clock"), so they compare
+ * Slots and send instants are on the store's clock (docs/design.md "One clock"), so they compare
  * across replicas.
  *
  * What one tick counts late goes out in one message. A message that cannot be published (Redis

@@ -1,5 +1,5 @@
 /**
- * Who may read /v1/* (CONTRACT.md, HTTP): without an admin token, loopback clients only
+ * Who may read /v1/* (docs/contract.md "HTTP"): without an admin token, loopback clients only
  * (403); with one, any client that sends `Authorization: Bearer <token>` (401 otherwise),
  * compared in constant time. Forwarding headers are not trusted: the socket's peer decides.
  * Probes and /metrics are not asked about (see isAdminPath).

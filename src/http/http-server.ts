@@ -1,5 +1,5 @@
 /**
- * The read-only HTTP server of CONTRACT.md: /healthz, /readyz, /metrics, /v1/status,
+ * The read-only HTTP server of docs/contract.md: /healthz, /readyz, /metrics, /v1/status,
  * /v1/producers/{id}, /v1/producers/{id}/usage, /v1/quotas. Any other method: 405; any
  * other path: 404. Answers are redacted (src/logger.ts) so no secret leaves through here.
  * node:http, no framework. /v1/* is for loopback clients, or for the bearer of

@@ -8,7 +8,7 @@
  * partition is queued per topic and placed by kafkajs; sluice's own writer names every
  * partition.) A topic that cannot be written (deleted, denied, refusing a record) holds back
  * only the messages that go to it: the others keep flowing, and only the source partitions of
- * the stuck messages wait for their commit (CONTRACT.md). Each message gets its own promise:
+ * the stuck messages wait for their commit (docs/contract.md "HTTP"). Each message gets its own promise:
  * resolved once acknowledged, rejected only with MESSAGE_TOO_LARGE (the broker refused that
  * very message) or when the sender is closed with sends still failing. Other failures are
  * retried with back-off, never dropped: nothing acknowledged is lost and nothing

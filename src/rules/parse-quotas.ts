@@ -1,5 +1,5 @@
 /**
- * The quota file (YAML, CONTRACT.md) → QuotaRules. The whole file is refused on any error:
+ * The quota file (YAML, docs/contract.md "Quota file") → QuotaRules. The whole file is refused on any error:
  * every error is collected, one line each, as `file:line: reason`, in one QUOTA_INVALID.
  * `default` is required: a producer that matches no rule must be held to something the
  * file says (write `default: { unlimited: true }` to let unmatched producers through).

@@ -1,5 +1,5 @@
 /**
- * What DESIGN.md "Topics are checked at start" asks of each topic, as pure checks:
+ * What docs/design.md "Topics are checked at start" asks of each topic, as pure checks:
  * retry tiers and the dead-letter topic need `cleanup.policy=delete`, a retention longer
  * than the largest tier and a `max.message.bytes` at least ingress's plus room for sluice's
  * headers; the downstream topic only warns when its `max.message.bytes` is below ingress's.

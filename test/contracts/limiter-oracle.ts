@@ -1,6 +1,6 @@
 /**
  * A brute-force oracle of the limiter for property tests: written from the definitions in
- * DESIGN.md, independently of src/limit/algorithms. It keeps the full history of admitted
+ * docs/design.md, independently of src/limit/algorithms. It keeps the full history of admitted
  * decisions and counts windows by scanning it. One rule, arrival times never going back.
  */
 import type { Decision, LimitRule } from '../../src/limit/types';

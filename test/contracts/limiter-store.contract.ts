@@ -1,6 +1,6 @@
 /**
  * The limiter's conformance suite: every store (memory, Redis, Redis Cluster) must pass it.
- * Instants are passed explicitly (`now`), relative to T0. DESIGN.md "Semantics of the limiter".
+ * Instants are passed explicitly (`now`), relative to T0. docs/design.md "Semantics of the limiter".
  */
 import { brief, ones, rule, T0, type StoreFactory, type StoreUnderTest } from './limiter-harness';
 import { describeWindowContract } from './limiter-windows.contract';

@@ -18,7 +18,7 @@ export interface BatchOutcome {
   expiresAt: number;
 }
 
-/** CONTRACT.md `overflow:<limit>`: "rate", "bytes", or a window as the user wrote it ("1000/h"). */
+/** docs/contract.md "Messages", `overflow:<limit>`: "rate", "bytes", or a window as the user wrote it ("1000/h"). */
 export const reasonOf = (rule: LimitRule, limit: number): string => {
   if (limit === LIMIT_RATE) return 'rate';
   if (limit === LIMIT_BYTES) return 'bytes';

@@ -1,5 +1,5 @@
 /**
- * Leaky bucket (shaping), DESIGN.md: one release time R = max(now, tat_i) for every bucket
+ * Leaky bucket (shaping), docs/design.md "Semantics of the limiter": one release time R = max(now, tat_i) for every bucket
  * of the rule; admitted at R while R - now <= capacity, each bucket then at R + cost_i × T_i;
  * otherwise refused from R - capacity by the bucket that set R. A retry decided as of its
  * earlier turn (`from` < now) may take a slot from its turn on that the bucket left free:

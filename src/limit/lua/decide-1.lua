@@ -1,7 +1,7 @@
 --[[
 decide-1.lua: decides k ordered messages of one producer against its rule in one atomic step.
 The Lua twin of src/limit/algorithms/*.ts (same operations in the same order, so both stores
-compute the same doubles); see DESIGN.md "Semantics of the limiter".
+compute the same doubles); see docs/design.md "Semantics of the limiter".
 
 KEYS[1]  the producer's state key: <keyPrefix>{<brace-free producer id>}
 ARGV[1]  now in epoch ms, or '' to read Redis TIME

@@ -1,5 +1,5 @@
 /**
- * A destination that cannot be written (CONTRACT.md "HTTP"): the dead-letter topic is deleted
+ * A destination that cannot be written (docs/contract.md "HTTP"): the dead-letter topic is deleted
  * under a running sidecar, then a message that must be dead-lettered arrives among others.
  * Only that message waits (retried, never skipped); the others are forwarded; the failure shows
  * in sluice_send_errors_total, /v1/status, and /healthz after kafka.stuckAfterMs; once the topic

@@ -40,7 +40,7 @@ const contractKeys: Array<[string, string, string]> = [
 describe('settingsTable', () => {
   const rows = settingsTable();
 
-  it.each(contractKeys)('lists %s with %s and default %s, as CONTRACT.md fixes them', (key, env, shown) => {
+  it.each(contractKeys)('lists %s with %s and default %s, as docs/contract.md fixes them', (key, env, shown) => {
     expect(rows.find((row) => row.key === key)).toMatchObject({ env, default: shown });
   });
 

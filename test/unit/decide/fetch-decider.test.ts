@@ -64,7 +64,7 @@ describe('when a fetch holds messages of several producers', () => {
 });
 
 describe('when the store answers on its own clock', () => {
-  // The flow runs on the store's clock (DESIGN.md "One clock"): instants stay the store's, and
+  // The flow runs on the store's clock (docs/design.md "One clock"): instants stay the store's, and
   // the flow's clock takes the store's offset from the reply (before: instants were converted to local time).
   it('keeps instants on the store clock, moves the flow clock to it, holds waits up to hold.maxMs and parks longer ones as delayed', async () => {
     const { store } = fakeStore(4);
