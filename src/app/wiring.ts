@@ -31,6 +31,7 @@ import type { Metrics } from '../metrics/types';
 import { createBatchSender, type Sender } from '../produce/batch-sender';
 import { createMessageWriter } from '../produce/message-writer';
 import { PRODUCER_SETTINGS } from '../produce/producer-settings';
+import { setTimer } from '../timers';
 import { connectAdmin, createKafka } from './kafka-client';
 
 export { connectAdmin };
@@ -178,7 +179,7 @@ export const parkedFlow = (config: Config, kafka: Kafka, pipeline: Pipeline, opt
   }));
 
 const until = (work: Promise<unknown>, deadline: number): Promise<unknown> =>
-  Promise.race([work, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())]);
+  Promise.race([work, new Promise((resolve) => void setTimer(() => resolve(undefined), deadline - Date.now()).unref())]);
 
 /**
  * The graceful stop of DESIGN.md, bounded by `budgetMs`: fetch nothing more; held messages

@@ -4,6 +4,7 @@
  * UNKNOWN_MEMBER_ID) is not an error: kafkajs does not retry those, the next tick does.
  */
 import type { Logger } from 'pino';
+import { setRepeating, type Timer } from '../timers';
 import type { OffsetTracker } from './offset-tracker';
 
 export interface CommitTarget {
@@ -45,7 +46,7 @@ export const createCommitter = ({
   logger: Logger;
   intervalMs?: number;
 }): Committer => {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let soon: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
@@ -74,10 +75,9 @@ export const createCommitter = ({
   return {
     start() {
       if (timer) return;
-      timer = setInterval(() => {
+      timer = setRepeating(() => {
         if (!running) void commitNow();
-      }, intervalMs);
-      timer.unref();
+      }, intervalMs).unref();
     },
     commitNow,
     nudge() {
@@ -89,7 +89,7 @@ export const createCommitter = ({
       soon.unref();
     },
     stop() {
-      if (timer) clearInterval(timer);
+      timer?.clear();
       timer = undefined;
       if (soon) clearTimeout(soon);
       soon = undefined;

@@ -21,6 +21,7 @@ import type { Clock } from '../clock';
 import { createCommitter } from '../commit/committer';
 import type { OffsetTracker } from '../commit/offset-tracker';
 import type { Metrics } from '../metrics/types';
+import { setTimer } from '../timers';
 import { ownerOf } from './flow-item';
 import { type Assignment, createPartitionPauser, type PartitionPauser } from './partition-pauser';
 
@@ -66,7 +67,7 @@ export interface GroupConsumer {
 }
 
 const within = <T>(work: Promise<T>, deadline: number): Promise<T | undefined> =>
-  Promise.race([work, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now())).unref())]);
+  Promise.race([work, new Promise<undefined>((resolve) => void setTimer(() => resolve(undefined), deadline - Date.now()).unref())]);
 
 export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsumer => {
   const { tracker, logger, groupId } = options;
@@ -135,7 +136,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
         if (used.length > 0) waiting.push({ topic, partitions: used });
       }
       if (waiting.length === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      await new Promise((resolve) => void setTimer(() => resolve(undefined), waitMs).unref());
       if (stopping) return;
       for (const { topic, partitions } of waiting) {
         const committed = await committedOf(topic);

@@ -8,6 +8,7 @@
  */
 import type { Consumer } from 'kafkajs';
 import type { Clock } from '../clock';
+import { setTimer, type Timer } from '../timers';
 
 /** kafkajs's error for pause/resume while it has no consumer group (before run, between a crash and its restart). */
 const NOT_RUNNING = /consumer group was not initialized/i;
@@ -29,7 +30,7 @@ export interface PartitionPauser {
 }
 
 export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Consumer, 'pause' | 'resume'>; clock: Clock }): PartitionPauser => {
-  const timers = new Map<string, { until: number; timer: NodeJS.Timeout }>();
+  const timers = new Map<string, { until: number; timer: Timer }>();
   let closed = false;
   // kafkajs throws when pause/resume are called on a consumer that is not running: after close()
   // (the graceful stop) they do nothing, so a late timer or hand-off cannot end the process; and
@@ -62,7 +63,7 @@ export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Cons
   };
 
   const clearTimers = (): void => {
-    for (const { timer } of timers.values()) clearTimeout(timer);
+    for (const { timer } of timers.values()) timer.clear();
     timers.clear();
   };
 
@@ -71,9 +72,9 @@ export const createPartitionPauser = ({ consumer, clock }: { consumer: Pick<Cons
       if (closed) return;
       const key = keyOf(topic, partition);
       const existing = timers.get(key);
-      if (existing) clearTimeout(existing.timer);
+      existing?.timer.clear();
       pause([{ topic, partitions: [partition] }]);
-      const timer = setTimeout(() => resume(topic, partition), Math.max(0, until - clock.now()));
+      const timer = setTimer(() => resume(topic, partition), until - clock.now());
       timers.set(key, { until, timer });
     },
     setBlocked(value) {

@@ -13,6 +13,7 @@
  * messages already admitted — the tiers read ahead of their slots — keep the rest of the room.
  */
 import type { Clock } from '../clock';
+import { clampDelay } from '../timers';
 import { MinHeap } from './min-heap';
 
 export interface HeldMessage {
@@ -161,7 +162,8 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
     if (!top || closed || top.at >= timerAt) return;
     if (timer) clearTimeout(timer);
     timerAt = top.at;
-    timer = setTimeout(fire, Math.max(0, top.at - clock.now()));
+    // At most MAX_TIMER_MS ahead: a far instant fires early, releases nothing and arms again.
+    timer = setTimeout(fire, clampDelay(top.at - clock.now()));
   };
 
   return {

@@ -7,20 +7,21 @@
  * read. So the clock starts in a setImmediate queued after ioredis's flush, and at expiry the
  * poll phase gets one more turn (setImmediate) before the call is failed.
  */
+import { setTimer, type Timer } from '../timers';
 
 /** Resolves or rejects like `call`, or rejects with "no answer within timeoutMs ms". */
 export const answerWithin = <T>(call: Promise<T>, timeoutMs: number): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let settled = false;
   const timeout = new Promise<never>((_resolve, reject) => {
     setImmediate(() => {
       if (settled) return;
-      timer = setTimeout(() => setImmediate(() => reject(new Error(`no answer within ${timeoutMs} ms`))), timeoutMs);
+      timer = setTimer(() => setImmediate(() => reject(new Error(`no answer within ${timeoutMs} ms`))), timeoutMs);
     });
   });
   const clear = (): void => {
     settled = true;
-    clearTimeout(timer);
+    timer?.clear();
   };
   return Promise.race([call, timeout]).finally(clear);
 };

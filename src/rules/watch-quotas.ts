@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import { systemClock, type Clock } from '../clock';
 import { SluiceError } from '../errors';
+import { setRepeating, setTimer, type Timer } from '../timers';
 import { parseQuotas } from './parse-quotas';
 import type { QuotaRules } from './types';
 
@@ -36,7 +37,7 @@ const digestOf = (text: string): string => createHash('sha256').update(text).dig
 export const watchQuotas = (options: WatchQuotasOptions): QuotaWatcher => {
   const { file, onChange, onError, clock = systemClock, debounceMs = 200, pollMs = 10_000 } = options;
   let lastDigest = options.current?.digest;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   let running = false;
   let again = false;
   let missingChecks = 0;
@@ -84,9 +85,8 @@ export const watchQuotas = (options: WatchQuotasOptions): QuotaWatcher => {
 
   function schedule(): void {
     if (closed) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => void check(), debounceMs);
-    timer.unref();
+    timer?.clear();
+    timer = setTimer(() => void check(), debounceMs).unref();
   }
 
   let watcher: FSWatcher | undefined;
@@ -96,15 +96,14 @@ export const watchQuotas = (options: WatchQuotasOptions): QuotaWatcher => {
   } catch {
     watcher = undefined; // e.g. the directory does not exist yet: the poll finds the file later
   }
-  const poll = setInterval(() => void check(), pollMs);
-  poll.unref();
+  const poll = setRepeating(() => void check(), pollMs).unref();
   schedule();
 
   return {
     close: () => {
       closed = true;
-      if (timer) clearTimeout(timer);
-      clearInterval(poll);
+      timer?.clear();
+      poll.clear();
       watcher?.close();
     },
   };

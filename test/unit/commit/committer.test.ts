@@ -52,3 +52,19 @@ describe('when a message is acknowledged', () => {
     }
   });
 });
+
+describe('when the commit interval is longer than setTimeout holds (2^31 − 1 ms)', () => {
+  it('does not commit every millisecond', async () => {
+    const tracker = createOffsetTracker();
+    tracker.partition('t', 0).track(0)();
+    const calls: unknown[] = [];
+    const committer = createCommitter({ tracker, target: { commitOffsets: async (offsets: unknown) => void calls.push(offsets) }, logger, intervalMs: 30 * 86_400_000 });
+    committer.start();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(calls).toEqual([]);
+    } finally {
+      committer.stop();
+    }
+  });
+});

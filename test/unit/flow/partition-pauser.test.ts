@@ -106,3 +106,14 @@ describe('when the consumer has no consumer group (between a crash and its resta
     pauser.close();
   });
 });
+
+describe('when a partition is paused until an instant beyond what setTimeout holds (2^31 − 1 ms)', () => {
+  it('stays paused in the first milliseconds', async () => {
+    const { calls, pauser } = setup();
+    pauser.pauseUntil('t', 0, Date.now() + 30 * 86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(calls.map(([call]) => call)).toEqual(['pause']);
+    expect([...pauser.paused().keys()]).toEqual(['t/0']);
+    pauser.close();
+  });
+});

@@ -183,3 +183,22 @@ describe('when the hold passes YIELD_SHARE of a cap', () => {
     hold.close();
   });
 });
+
+describe('when a release instant lies beyond what setTimeout holds (2^31 − 1 ms)', () => {
+  it('neither releases it nor spins on it in the first milliseconds', async () => {
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
+    const released = jest.fn();
+    const armed = jest.spyOn(global, 'setTimeout');
+    try {
+      hold.add({ at: Date.now() + 30 * 86_400_000, bytes: 1, release: released, evict: () => undefined });
+      await new Promise((r) => setImmediate(r));
+      const before = armed.mock.calls.length;
+      await new Promise((r) => setTimeout(r, 30));
+      expect(released).not.toHaveBeenCalled();
+      expect(armed.mock.calls.length - before).toBeLessThanOrEqual(1); // the wait above; no re-arming every millisecond
+    } finally {
+      armed.mockRestore();
+      hold.close();
+    }
+  });
+});
