@@ -1,13 +1,15 @@
 /**
  * `sluice run`: builds every piece from the settings through the wiring module, starts the
- * HTTP server, the ingress flow and the drainer of the retry tiers (a second flow of the same
- * engine, in its own group), and waits for a stop signal. Graceful stop within 10 s. Returns
- * the exit code.
+ * HTTP server (its main and admin listeners), the ingress flow and the drainer of the retry
+ * tiers (a second flow of the same engine, in its own group), and waits for a stop signal.
+ * Graceful stop within 10 s. Returns the exit code.
  */
 import type { Logger } from 'pino';
 import { systemClock } from '../clock';
 import type { Config } from '../config/types';
 import { watchGroupMembers } from '../decide/group-members';
+import { SluiceError } from '../errors';
+import { adminListenerProblem } from '../http/admin-access';
 import { createHttpServer } from '../http/http-server';
 import { checkEvictionPolicy } from '../limit/eviction-policy';
 import { createLagCollector } from '../metrics/lag-collector';
@@ -39,6 +41,9 @@ const throttled = (logger: Logger, everyMs: number) => {
 };
 
 export const runSidecar = async ({ config, logger, stopSignal, secrets = [], stopBudgetMs = 9000 }: RunSidecarOptions): Promise<number> => {
+  // Before anything connects: an admin listener that would answer anyone is a settings error (exit 1).
+  const adminProblem = adminListenerProblem(config.http);
+  if (adminProblem) throw new SluiceError('CONFIG_INVALID', adminProblem);
   const { kafka, admin } = await startKafka(config, logger);
   const cleanups: (() => Promise<unknown> | unknown)[] = [() => admin.disconnect()];
   try {
@@ -64,7 +69,10 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     // The usage history has its own connection, so its writes never queue before a decision.
     const usageRedis = createRedis(config, { timeoutMs: Math.max(config.redis.timeoutMs, 1000) });
     cleanups.push(() => usageRedis.disconnect());
-    const usage = createUsageRecorder({ redis: usageRedis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock, logger });
+    const usage = createUsageRecorder({
+      redis: usageRedis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock, logger,
+      hasOwnRule: (producer) => quotas.rules().exact.has(producer),
+    });
     cleanups.unshift(() => usage.close());
     const metrics = withUsage(prom, usage);
     const members = watchGroupMembers({ admin, group: config.group, logger });
@@ -80,7 +88,8 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
     const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender });
     const http = createHttpServer({
-      host: config.http.host, port: config.http.port, metricsRegistry: prom.registry, status, logger, secrets, adminToken: config.http.adminToken,
+      host: config.http.host, port: config.http.port, admin: { host: config.http.adminHost, port: config.http.adminPort },
+      metricsRegistry: prom.registry, status, logger, secrets, adminToken: config.http.adminToken,
       usage: createUsageQuery({ redis: usageRedis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock }),
     });
     const bound = await http.listen();

@@ -89,7 +89,11 @@ export const buildConfig = (v: FlatValues): Config => {
     quotas: { file: v['quotas.file'] as string },
     limiter: { onStoreError: v['limiter.onStoreError'] as OnStoreError },
     mode: v['mode'] as Mode,
-    http: { host: v['http.host'] as string, port: v['http.port'] as number, ...(adminToken ? { adminToken } : {}) },
+    http: {
+      host: v['http.host'] as string, port: v['http.port'] as number,
+      adminHost: v['http.adminHost'] as string, adminPort: v['http.adminPort'] as number,
+      ...(adminToken ? { adminToken } : {}),
+    },
     usage: { resolutions: v['usage.resolutions'] as Resolution[] },
     log: { level: v['log.level'] as LogLevel },
   };

@@ -79,9 +79,11 @@ export const schema = {
   },
   mode: { doc: 'enforce, or shadow: measure and report, never delay or park.', format: ['enforce', 'shadow'], default: 'enforce', env: 'SLUICE_MODE' },
   http: {
-    host: { doc: 'Address of the HTTP server (health, metrics, status).', format: 'sluice-string', default: '0.0.0.0', env: 'SLUICE_HTTP_HOST' },
-    port: { doc: 'Port of the HTTP server (0: any free port).', format: 'sluice-port', default: 9464, env: 'SLUICE_HTTP_PORT' },
-    adminToken: { doc: 'Bearer token /v1/* requires from any client (Authorization: Bearer <token>); empty: /v1/* answers loopback clients only. Probes and /metrics stay open; never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_HTTP_ADMIN_TOKEN', sensitive: true },
+    host: { doc: 'Address of the main HTTP listener: /healthz, /readyz, /metrics (and /v1/* only with http.adminToken).', format: 'sluice-string', default: '0.0.0.0', env: 'SLUICE_HTTP_HOST' },
+    port: { doc: 'Port of the main HTTP listener (0: any free port).', format: 'sluice-port', default: 9464, env: 'SLUICE_HTTP_PORT' },
+    adminHost: { doc: 'Address of the admin listener, which serves /v1/* (and the probes and /metrics); loopback by default, so only the pod itself reaches it. Any other address requires http.adminToken.', format: 'sluice-string', default: '127.0.0.1', env: 'SLUICE_HTTP_ADMIN_HOST' },
+    adminPort: { doc: 'Port of the admin listener (0: any free port).', format: 'sluice-port', default: 9465, env: 'SLUICE_HTTP_ADMIN_PORT' },
+    adminToken: { doc: 'Bearer token for /v1/*: set, /v1/* also answers on http.port, and on a non-loopback http.adminHost, to clients that send Authorization: Bearer <token>; empty: /v1/* answers only on a loopback admin listener. Probes and /metrics stay open; never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_HTTP_ADMIN_TOKEN', sensitive: true },
   },
   usage: {
     resolutions: { doc: 'Per-producer usage history in Redis: bucket:retention pairs (empty: none).', format: 'sluice-usage-resolutions', default: '1s:10m,1m:48h,1h:30d', env: 'SLUICE_USAGE_RESOLUTIONS' },

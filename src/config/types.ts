@@ -65,8 +65,11 @@ export interface Config {
   readonly quotas: { readonly file: string };
   readonly limiter: { readonly onStoreError: OnStoreError };
   readonly mode: Mode;
-  /** adminToken: undefined when empty (/v1/* answers loopback clients only). */
-  readonly http: { readonly host: string; readonly port: number; readonly adminToken?: string };
+  /**
+   * host:port the main listener (probes, /metrics; /v1/* only with adminToken); adminHost:adminPort
+   * the admin listener (/v1/*, tokenless on loopback). adminToken: undefined when empty.
+   */
+  readonly http: { readonly host: string; readonly port: number; readonly adminHost: string; readonly adminPort: number; readonly adminToken?: string };
   /** Finest first; empty: no usage history. */
   readonly usage: { readonly resolutions: readonly Resolution[] };
   readonly log: { readonly level: LogLevel };
