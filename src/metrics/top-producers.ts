@@ -16,6 +16,8 @@ export interface Admission {
 
 export interface TopProducers {
   admit(producer: string, count: number): Admission;
+  /** whether a producer holds a label now (nothing is counted). */
+  has(producer: string): boolean;
   labelled(): readonly string[];
 }
 
@@ -96,6 +98,7 @@ export const createTopProducers = ({ size, sketchSize = Math.max(4 * size, 64) }
       if (admission.label === producer) sketch.take(producer);
       return admission;
     },
+    has: (producer) => labelled.has(producer),
     labelled: () => [...labelled.keys()],
   };
 };

@@ -1,12 +1,15 @@
 /**
  * The question both `GET /v1/producers/{id}/usage` and `sluice usage` ask: a producer, a
  * resolution and how far back, as the user wrote them → the rows, with the parameters in force.
- * Bad parameters are SluiceError ARGUMENT_INVALID (HTTP 400, exit 1).
+ * Bad parameters are SluiceError ARGUMENT_INVALID (HTTP 400, exit 1). A producer with no history
+ * of its own in the window is answered with `countedIn: "other"`: only producers with a rule of
+ * their own and the busiest keep one (detail-selection.ts); the others' counts are in `other`.
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock';
 import { formatDuration, parseDuration } from '../config/units';
 import { SluiceError } from '../errors';
+import { OTHER } from './detail-selection';
 import { bucketRange, readUsage } from './read-usage';
 import { findResolution, type Resolution } from './resolutions';
 import { USAGE_COUNTERS, type UsageCounts, type UsageRow, zeroCounts } from './usage-counters';
@@ -18,7 +21,16 @@ export interface UsageAnswer {
   since: string;
   rows: UsageRow[];
   totals: UsageCounts;
+  /**
+   * "other" when the producer has no history of its own in the window: whatever it sent then is
+   * counted in `other` with the long tail (or it sent nothing). Absent otherwise.
+   */
+  countedIn?: typeof OTHER;
 }
+
+/** No count of its own in any row: the producer is in the tail, or was idle. */
+const countedInOther = (producer: string, rows: readonly UsageRow[]): boolean =>
+  producer !== OTHER && rows.every((row) => USAGE_COUNTERS.every((field) => row[field] === 0));
 
 export type UsageQuery = (producer: string, resolution?: string, since?: string) => Promise<UsageAnswer>;
 
@@ -55,5 +67,6 @@ export const createUsageQuery = (deps: { redis: Pick<Redis | Cluster, 'hgetall'>
     const now = deps.clock.now();
     const { first, last } = bucketRange(resolution, since, now);
     const rows = await readUsage({ redis: deps.redis, keyPrefix: deps.keyPrefix, producer, resolution, since, now });
-    return { producer, resolution: resolution.label, since: formatDuration((last - first + 1) * resolution.bucketMs), rows, totals: totalsOf(rows) };
+    const answer: UsageAnswer = { producer, resolution: resolution.label, since: formatDuration((last - first + 1) * resolution.bucketMs), rows, totals: totalsOf(rows) };
+    return countedInOther(producer, rows) ? { ...answer, countedIn: OTHER } : answer;
   };

@@ -6,10 +6,15 @@
  * cells wait for a flush; counts past it are dropped and reported. A failed call is not retried
  * (it may have run: a retry could count twice); its counts are lost and reported. Errors are
  * logged at most once per `errorLogIntervalMs` and never reach the caller.
+ *
+ * Only the producers that matter keep a history of their own (detail-selection.ts: a rule of
+ * their own, or among the busiest); at each flush the counts of all the others are added up
+ * and written with one call under `other`, so ids chosen by clients cost Redis a bounded amount.
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { Clock } from '../clock';
 import type { Logger } from '../logger';
+import { createDetailSelection, OTHER } from './detail-selection';
 import { flushCalls, type PendingCounts } from './flush-plan';
 import type { Resolution } from './resolutions';
 import { defineUsageCommands, usageAdd } from './usage-script';
@@ -27,6 +32,10 @@ export interface UsageRecorderOptions {
   maxPending?: number;
   /** default 60000 */
   errorLogIntervalMs?: number;
+  /** true for a producer with a rule of its own (an exact id in the quota file): always in detail. */
+  hasOwnRule?: (producer: string) => boolean;
+  /** the busiest producers without a rule of their own kept in detail; default DETAILED_PRODUCERS (100) */
+  detailedProducers?: number;
 }
 
 export interface UsageRecorder {
@@ -53,6 +62,7 @@ const total = (pending: PendingCounts): number => {
 export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorder => {
   const { redis, keyPrefix, resolutions, clock, logger, flushIntervalMs = 1000, maxPending = 100_000, errorLogIntervalMs = 60_000 } = options;
   defineUsageCommands(redis);
+  const selection = createDetailSelection({ hasOwnRule: options.hasOwnRule, size: options.detailedProducers });
   let pending = new Map<string, Map<number, UsageCounts>>();
   let cells = 0;
   const trouble = { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined as unknown, loggedAt: -Infinity };
@@ -91,7 +101,8 @@ export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorde
   };
 
   const flushBatch = async (): Promise<void> => {
-    const batch = [...pending];
+    const { detailed, tail } = selection.split(pending);
+    const batch: Array<[string, PendingCounts]> = tail.size > 0 ? [...detailed, [OTHER, tail]] : detailed;
     pending = new Map();
     cells = 0;
     for (let i = 0; i < batch.length; i += FLUSH_GROUP) {

@@ -1,9 +1,11 @@
 /**
  * `sluice usage` as text (pure): a table of the buckets (time, offered, forwarded, delayed,
  * overflowed, dead-lettered, forwarded bytes) with a totals line, and on a terminal a
- * sparkline of forwarded per bucket above it.
+ * sparkline of forwarded per bucket above it. A producer with no history of its own in the window
+ * gets a sentence saying where its counts are instead of a table of zeros.
  */
 import { formatTable } from '../cli/rule-table';
+import { DETAILED_PRODUCERS, OTHER } from './detail-selection';
 import type { UsageAnswer } from './usage-query';
 import type { UsageCounts } from './usage-counters';
 
@@ -24,7 +26,13 @@ const cells = (counts: UsageCounts): string[] =>
 /** A bucket start as the table shows it: ISO 8601 UTC without the T and the milliseconds. */
 const when = (iso: string): string => iso.replace('T', ' ').replace(/\.\d{3}Z$/, '');
 
+const inOther = (answer: UsageAnswer): string =>
+  `producer ${answer.producer}: no history of its own in the last ${answer.since} at ${answer.resolution} resolution.\n` +
+  `It is counted in "${OTHER}" with the long tail of producers (those without a rule of their own in the quota file ` +
+  `that are not among the ${DETAILED_PRODUCERS} busiest), or it sent nothing then: see \`sluice usage ${OTHER}\`.\n`;
+
 export const usageText = (answer: UsageAnswer, tty: boolean): string => {
+  if (answer.countedIn === OTHER) return inOther(answer);
   const head = `producer ${answer.producer}: last ${answer.since} at ${answer.resolution} resolution (${answer.rows.length} buckets)\n`;
   const line = tty ? `forwarded  ${sparkline(answer.rows.map((r) => r.forwarded))}  max ${maxOf(answer.rows.map((r) => r.forwarded))}/bucket\n` : '';
   const table = formatTable([HEADER, ...answer.rows.map((r) => [when(r.start), ...cells(r)]), ['total', ...cells(answer.totals)]]);
