@@ -1,5 +1,5 @@
 /**
- * Who may read /v1/* (CONTRACT.md, HTTP), decided by the listener a request came in on, never
+ * Who may read /v1/* (docs/contract.md "HTTP"), decided by the listener a request came in on, never
  * by the client's address (a service-mesh proxy on the pod makes every client look local):
  * - the admin listener (http.adminHost:http.adminPort) bound to a loopback address answers
  *   without a token: only processes of the pod reach it (like Envoy's admin interface);

@@ -1,5 +1,5 @@
 /**
- * The read-only HTTP server of CONTRACT.md, on two listeners (node:http, no framework):
+ * The read-only HTTP server of docs/contract.md "HTTP", on two listeners (node:http, no framework):
  * - main (http.host:http.port, 0.0.0.0:9464): /healthz, /readyz, /metrics for kubelet and
  *   Prometheus; /v1/* only for the bearer of http.adminToken;
  * - admin (http.adminHost:http.adminPort, 127.0.0.1:9465): /v1/* too, without a token when

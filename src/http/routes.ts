@@ -1,5 +1,5 @@
 /**
- * The read-only answers of CONTRACT.md "HTTP", by path: /healthz, /readyz, /metrics,
+ * The read-only answers of docs/contract.md "HTTP", by path: /healthz, /readyz, /metrics,
  * /v1/status, /v1/producers/{id}, /v1/producers/{id}/usage, /v1/quotas. Answers are redacted
  * (src/logger.ts) so no secret leaves through here; answers about one producer are kept for a
  * second. Who may ask for /v1/* is ./admin-access.ts's business, on which listener ./http-server.ts's.

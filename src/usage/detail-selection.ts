@@ -1,6 +1,6 @@
 /**
  * Which producers keep a usage history of their own, so that ids chosen by clients cost Redis a
- * bounded amount (DESIGN.md "Any record, any id"). A producer keeps its own history when
+ * bounded amount (docs/design.md "Any record, any id"). A producer keeps its own history when
  *  - it has a rule of its own in the quota file: an exact id (the operator wrote it, so such
  *    producers are few). A glob rule gives no detail by itself: it matches ids clients choose,
  *    and a flood of random ids can match it; its producers compete with everyone else;
