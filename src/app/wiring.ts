@@ -78,7 +78,7 @@ export interface Limiter {
   store: LimiterStore;
   guarded: GuardedStore;
   decider: FetchDecider;
-  /** The flow's clock: the store's time (DESIGN.md "One clock"). */
+  /** The flow's clock: the store's time (docs/design.md "One clock"). */
   clock: StoreClock;
 }
 
@@ -182,7 +182,7 @@ const until = (work: Promise<unknown>, deadline: number): Promise<unknown> =>
   Promise.race([work, new Promise((resolve) => void setTimer(() => resolve(undefined), deadline - Date.now()).unref())]);
 
 /**
- * The graceful stop of DESIGN.md, bounded by `budgetMs`: fetch nothing more; held messages
+ * The graceful stop of docs/design.md "Kafka mechanics", bounded by `budgetMs`: fetch nothing more; held messages
  * due within a second leave, later ones are parked (`delayed`, their slot kept; a tier message
  * goes back to a tier); wait for the writes; commit; leave the groups; disconnect. A write
  * still failing at the end is left unacknowledged (delivered again after a restart: nothing is lost).
