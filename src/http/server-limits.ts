@@ -28,7 +28,7 @@ export const MAIN_LIMITS: ServerLimits = {
   keepAliveTimeoutMs: 5000,
   headersTimeoutMs: 5000,
   requestTimeoutMs: 10_000,
-  checkIntervalMs: 1000,
+  checkIntervalMs: 500,
   maxHeadersCount: 100,
   maxConnections: 1000,
 };
