@@ -85,7 +85,7 @@ const brokenLinks = (documentPath: string, keep: (target: string) => boolean): s
 describe('documents named in source comments', () => {
   it('are found by the scan (it reads the places it should)', () => {
     expect(sourceFiles.length).toBeGreaterThan(100);
-    expect(references.some((ref) => relative(root, ref.file) === 'src/park/park-headers.ts' && ref.reference === 'docs/contract.md')).toBe(true);
+    expect(references.some((ref) => relative(root, ref.file) === 'src/decide/store-clock.ts' && ref.reference === 'docs/design.md')).toBe(true);
     expect(sectionReferences.length).toBeGreaterThan(5);
   });
 
