@@ -4,7 +4,7 @@
  * many and patterns few, so results are cached per id in a bounded map.
  */
 import type { RuleSpec } from '../limit/compile-rule';
-import { globToRegex, isGlob, literalLength } from './glob';
+import { compileGlob, isGlob, literalLength } from './glob';
 import type { GlobEntry, QuotaEntry, QuotaRules, ResolvedRule } from './types';
 
 /** Most producer ids remembered per rule set; past it the oldest are forgotten. */
@@ -27,7 +27,7 @@ export const buildIndex = (file: string, digest: string, compiled: IndexEntry[])
   const exact = entries.filter((e) => !e.isDefault && !isGlob(e.pattern));
   const globs: GlobEntry[] = entries
     .filter((e) => !e.isDefault && isGlob(e.pattern))
-    .map((e) => ({ regex: globToRegex(e.pattern), literalLength: literalLength(e.pattern), order: e.order, resolved: e.resolved }))
+    .map((e) => ({ matches: compileGlob(e.pattern), literalLength: literalLength(e.pattern), order: e.order, resolved: e.resolved }))
     .sort((a, b) => b.literalLength - a.literalLength || a.order - b.order);
   const base = entries.find((e) => e.isDefault) as IndexEntry;
   const byGlobOrder = (e: IndexEntry) => globs.findIndex((g) => g.resolved === e.resolved);
@@ -49,7 +49,7 @@ export const buildIndex = (file: string, digest: string, compiled: IndexEntry[])
 };
 
 const match = (rules: QuotaRules, producerId: string): ResolvedRule =>
-  rules.exact.get(producerId) ?? rules.globs.find((g) => g.regex.test(producerId))?.resolved ?? rules.default;
+  rules.exact.get(producerId) ?? rules.globs.find((g) => g.matches(producerId))?.resolved ?? rules.default;
 
 /** The rule a producer is held to. Pure in effect: the cache only remembers earlier answers. */
 export const resolveRule = (rules: QuotaRules, producerId: string): ResolvedRule => {

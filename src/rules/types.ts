@@ -1,6 +1,7 @@
 /** The quota file compiled: rules in force, indexed for matching a producer id. */
 import type { RuleSpec } from '../limit/compile-rule';
 import type { LimitRule } from '../limit/types';
+import type { GlobMatcher } from './glob';
 
 /** What a producer is held to: the rule's name (its pattern, or "default") and its limit. */
 export interface ResolvedRule {
@@ -24,7 +25,8 @@ export interface QuotaEntry {
 }
 
 export interface GlobEntry {
-  readonly regex: RegExp;
+  /** Whether an id matches the glob (linear in the id: glob.ts). */
+  readonly matches: GlobMatcher;
   /** Characters other than `*`: the longer, the more specific. */
   readonly literalLength: number;
   readonly order: number;
