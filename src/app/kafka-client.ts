@@ -11,6 +11,7 @@ import { Admin, Kafka, KafkaConfig, logLevel, SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types';
 import { SluiceError } from '../errors';
+import { checkKafkajsPatch } from './kafkajs-patch';
 
 const pinoLevel: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error',
@@ -85,6 +86,7 @@ export const warnAboutCleartextSasl = (config: Config, logger: Logger): void => 
 };
 
 export const createKafka = (config: Config, logger: Logger): Kafka => {
+  checkKafkajsPatch();
   const log = logger.child({ component: 'kafkajs' });
   const options = kafkaOptionsOf(config);
   warnAboutCleartextSasl(config, logger);

@@ -14,7 +14,7 @@ import type { IdentityOptions } from '../identify/identify';
 import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/tiers';
 import type { Dispatcher } from './dispatch';
-import { type FlowItem, fromIngress, fromTier } from './flow-item';
+import { type FlowItem, fromIngress, fromTier, fromUnreadable } from './flow-item';
 import { readLater } from './gate';
 import type { PartitionPauser } from './partition-pauser';
 import { takeItems, type TakeDeps } from './take';
@@ -67,6 +67,23 @@ interface Read {
   complete: boolean;
 }
 
+/** One record read into the flow; a record that reading throws on becomes an `unreadable` item (dead-lettered), never a crash. */
+const readOne = (
+  reader: () => FlowItem,
+  message: KafkaMessage,
+  where: { topic: string; partition: number },
+  source: SourceOptions,
+  now: number,
+  metrics: Metrics,
+): FlowItem => {
+  try {
+    return reader();
+  } catch (error) {
+    metrics.unreadableRecords(1);
+    return fromUnreadable(message, where, source.identity, now, error);
+  }
+};
+
 const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchControls, now: number): Read => {
   const { source } = deps;
   const where = { topic: batch.topic, partition: batch.partition };
@@ -89,13 +106,17 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
       break;
     }
     if (!source.parked) {
-      const item = fromIngress(message, where, source.identity, now, forged);
+      const item = readOne(() => fromIngress(message, where, source.identity, now, forged), message, where, source, now, deps.metrics);
       const { producer } = item.info;
       offered.set(producer, (offered.get(producer) ?? 0) + 1);
       result.items.push(item);
       continue;
     }
-    let item = fromTier(message, where, source.identity, now);
+    let item = readOne(() => fromTier(message, where, source.identity, now), message, where, source, now, deps.metrics);
+    if (item.unreadable !== undefined) {
+      result.items.push(item);
+      continue;
+    }
     if (tier && source.waitForTurn) {
       const turn = readLater({ tier, parkedAt: Number(message.timestamp), notBefore: item.malformed ? undefined : item.info.notBefore }, now, source.readAheadMs);
       if (turn !== undefined) {

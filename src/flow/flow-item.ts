@@ -5,9 +5,10 @@
  * its park info — for an ingress message the info a first park would write (attempt 0: not
  * decided yet). Instants are on the store's clock (src/decide/store-clock.ts).
  */
-import type { IHeaders, KafkaMessage } from 'kafkajs';
+import type { KafkaMessage } from 'kafkajs';
+import { headerBytes, headerListOf, withoutSluiceHeaders, type HeaderList } from '../headers/header-list';
 import { identify, type IdentityOptions } from '../identify/identify';
-import { decodeParkHeaders, stripSluiceHeaders, type ParkInfo } from '../park/park-headers';
+import { decodeParkHeaders, type ParkInfo } from '../park/park-headers';
 import type { MessageContent } from '../park/park-message';
 import { repairMalformed } from './route';
 
@@ -25,6 +26,8 @@ export interface FlowItem {
   malformed?: string[];
   /** sluice drain of the dead-letter topic: decided again as new, whatever its headers say. */
   decideAgain?: boolean;
+  /** Reading the record failed (the error): it is dead-lettered `unreadable`, its partition goes on. */
+  unreadable?: string;
 }
 
 /** The key a rebalance uses to find what a partition owns. */
@@ -33,19 +36,7 @@ export const ownerOf = (topic: string, partition: number): string => `${topic}\u
 const byteLength = (b: Buffer | string | null | undefined): number =>
   b === null || b === undefined ? 0 : Buffer.isBuffer(b) ? b.length : Buffer.byteLength(b);
 
-export const headerBytes = (headers: IHeaders | undefined): number => {
-  let n = 0;
-  // A plain loop: this runs for every message (no entry arrays, no one-element arrays).
-  for (const key in headers) {
-    const value = headers[key];
-    if (value === undefined) continue;
-    if (!Array.isArray(value)) n += Buffer.byteLength(key) + byteLength(value as Buffer | string);
-    else for (const v of value) n += Buffer.byteLength(key) + byteLength(v as Buffer | string);
-  }
-  return n;
-};
-
-const sizeOf = (message: KafkaMessage, headers: IHeaders): number =>
+const sizeOf = (message: KafkaMessage, headers: HeaderList): number =>
   byteLength(message.key) + byteLength(message.value) + headerBytes(headers);
 
 /** The reason of every ingress message's info (not decided yet): one object for all, never changed. */
@@ -59,7 +50,7 @@ export const fromIngress = (
   now: number,
   forged: { count: number },
 ): FlowItem => {
-  const { headers, dropped } = stripSluiceHeaders(message.headers);
+  const { kept: headers, dropped } = withoutSluiceHeaders(headerListOf(message));
   forged.count += dropped;
   const content: MessageContent = { key: message.key, value: message.value, headers };
   const producer = identify({ key: message.key, headers }, identity);
@@ -83,6 +74,59 @@ export const fromIngress = (
   return item;
 };
 
+const MAX_ERROR_LENGTH = 500;
+
+const isBytes = (b: unknown): b is Buffer | string | null => b === null || typeof b === 'string' || Buffer.isBuffer(b);
+
+/** The headers of a record that could not be read, as far as they are well-formed; none otherwise. */
+const salvageHeaders = (message: KafkaMessage): HeaderList => {
+  try {
+    const list = headerListOf(message);
+    return list.every((h) => (typeof h.key === 'string' || Buffer.isBuffer(h.key)) && isBytes(h.value)) ? list : [];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * A record that reading threw on (`error`): dead-lettered `unreadable` with the error in
+ * `sluice-error`, its key, value and headers kept as far as they are well-formed, counted
+ * under the fallback producer id.
+ */
+export const fromUnreadable = (
+  message: KafkaMessage,
+  where: { topic: string; partition: number },
+  identity: IdentityOptions,
+  now: number,
+  error: unknown,
+): FlowItem => {
+  const text = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, MAX_ERROR_LENGTH);
+  const headers = salvageHeaders(message);
+  const key = isBytes(message.key) ? message.key : null;
+  const value = isBytes(message.value) ? message.value : null;
+  const offset = String(message.offset);
+  const timestamp = /^[0-9]{1,16}$/.test(String(message.timestamp)) ? String(message.timestamp) : String(now);
+  return {
+    topic: where.topic,
+    partition: where.partition,
+    offset,
+    content: { key, value, headers },
+    size: byteLength(key) + byteLength(value) + headerBytes(headers),
+    fromTier: false,
+    unreadable: text,
+    info: {
+      producer: identity.fallback,
+      attempt: 0,
+      notBefore: now,
+      firstSeen: now,
+      timestamp,
+      origin: { topic: where.topic, partition: where.partition, offset },
+      reason: NOT_DECIDED,
+      error: text,
+    },
+  };
+};
+
 /** A message read back from a retry tier (or the dead-letter topic); malformed headers are repaired as far as possible. */
 export const fromTier = (
   message: KafkaMessage,
@@ -90,7 +134,7 @@ export const fromTier = (
   identity: IdentityOptions,
   now: number,
 ): FlowItem => {
-  const decoded = decodeParkHeaders(message.headers as IHeaders | undefined);
+  const decoded = decodeParkHeaders(headerListOf(message));
   const content: MessageContent = { key: message.key ?? null, value: message.value ?? null, headers: decoded.userHeaders };
   const base = { topic: where.topic, partition: where.partition, offset: message.offset, content, size: sizeOf(message, decoded.userHeaders), fromTier: true };
   if (decoded.kind === 'valid') return { ...base, info: decoded.info };

@@ -77,7 +77,8 @@ const spacing = (rule: RuleView): number => (rule.limit && !rule.unlimited ? spa
 const DECIDE: Action = Object.freeze({ kind: 'decide' });
 
 /** The first step for a message taken from its topic at `now`. */
-export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?: string[]; decideAgain?: boolean }, now: number, policy: RoutePolicy, rule: RuleView): Action => {
+export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?: string[]; decideAgain?: boolean; unreadable?: string }, now: number, policy: RoutePolicy, rule: RuleView): Action => {
+  if (item.unreadable !== undefined) return { kind: 'dead-letter', reason: 'unreadable', info: item.info };
   if (!item.fromTier) return DECIDE;
   const { info } = item;
   const expired = limitReached(info, now, policy);

@@ -5,7 +5,7 @@
  * bounded and two long ids sharing a prefix stay distinct.
  */
 import { createHash } from 'node:crypto';
-import type { IHeaders } from 'kafkajs';
+import { findHeader, type HeaderList } from '../headers/header-list';
 
 export const MAX_ID_LENGTH = 200;
 
@@ -20,18 +20,8 @@ const asText = (value: Buffer | string | null | undefined): string | undefined =
   return Buffer.isBuffer(value) ? value.toString('utf8') : value;
 };
 
-/** The first value of a header, looked up case-sensitively first, then ignoring case. */
-export const headerValue = (headers: IHeaders | undefined, name: string): string | undefined => {
-  if (!headers) return undefined;
-  let raw = headers[name];
-  if (raw === undefined) {
-    const lower = name.toLowerCase();
-    const key = Object.keys(headers).find((k) => k.toLowerCase() === lower);
-    raw = key === undefined ? undefined : headers[key];
-  }
-  const first = Array.isArray(raw) ? raw[0] : raw;
-  return asText(first);
-};
+/** The first value of a header as text, looked up case-sensitively first, then ignoring case. */
+export const headerValue = (headers: HeaderList, name: string): string | undefined => asText(findHeader(headers, name));
 
 export const boundId = (id: string): string => {
   if (id.length <= MAX_ID_LENGTH) return id;
@@ -40,7 +30,7 @@ export const boundId = (id: string): string => {
 };
 
 export const identify = (
-  message: { key: Buffer | string | null; headers?: IHeaders },
+  message: { key: Buffer | string | null; headers: HeaderList },
   options: IdentityOptions,
 ): string => {
   const raw = options.source === 'key' ? asText(message.key) : headerValue(message.headers, options.header);

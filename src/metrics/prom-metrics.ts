@@ -4,7 +4,7 @@
  * label, everybody else counts as `other` (./top-producers.ts).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Metrics, Outcome } from './types';
+import { LATE_IGNORED_REASONS, type Metrics, type Outcome } from './types';
 import { OTHER, createTopProducers } from './top-producers';
 
 export const OUTCOMES: readonly Outcome[] = [
@@ -53,6 +53,7 @@ const createInstruments = (registry: Registry) => {
       help: 'Retry-tier messages whose sluice-* headers did not parse (decided again).',
       registers,
     }),
+    unreadable: new Counter({ name: 'sluice_unreadable_records_total', help: 'Records that could not be read (dead-lettered unreadable; their partition goes on).', registers }),
     quotaReloads: new Counter({ name: 'sluice_quota_reloads_total', help: 'Quota file reloads by result (ok, error).', labelNames: ['result'], registers }),
     crashes: new Counter({
       name: 'sluice_consumer_crashes_total',
@@ -64,6 +65,12 @@ const createInstruments = (registry: Registry) => {
       name: 'sluice_send_errors_total',
       help: 'Failed sends (retried, never skipped) by destination topic and error code.',
       labelNames: ['destination', 'code'],
+      registers,
+    }),
+    lateIgnored: new Counter({
+      name: 'sluice_late_releases_ignored_total',
+      help: 'Late releases heard from another replica and not believed (an entry, or a whole message), by reason.',
+      labelNames: ['reason'],
       registers,
     }),
   };
@@ -102,6 +109,7 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
   const countProducer = createProducerCounter(m.producerMessages, topProducers);
   for (const outcome of OUTCOMES) m.messages.inc({ outcome }, 0);
   for (const result of ['ok', 'error']) m.quotaReloads.inc({ result }, 0);
+  for (const reason of LATE_IGNORED_REASONS) m.lateIgnored.inc({ reason }, 0);
   m.fallback.set(0);
 
   return {
@@ -119,8 +127,10 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
     },
     forgedHeadersDropped: (count) => m.forged.inc(count),
     malformedRetryHeaders: (count) => m.malformed.inc(count),
+    unreadableRecords: (count) => m.unreadable.inc(count),
     quotaReload: (result) => m.quotaReloads.inc({ result }),
     consumerCrash: (group, restart) => m.crashes.inc({ group, restart: String(restart) }),
     sendError: (destination, code) => m.sendErrors.inc({ destination, code }),
+    lateReleasesIgnored: (reason, count) => m.lateIgnored.inc({ reason }, count),
   };
 };

@@ -11,6 +11,14 @@ export type Outcome =
   | 'shadow_delayed'
   | 'shadow_overflowed';
 
+/**
+ * Why a late release heard from another replica was not believed (src/hold/late-entry.ts): a
+ * whole message too large, not JSON or with too many entries; an entry of the wrong shape, or
+ * with a producer id, interval, slot or send instant outside its bounds.
+ */
+export const LATE_IGNORED_REASONS = ['size', 'json', 'entries', 'shape', 'producer', 'spacing', 'slot', 'sent'] as const;
+export type LateIgnoredReason = (typeof LATE_IGNORED_REASONS)[number];
+
 export interface Metrics {
   /** count messages of one producer that reached an outcome. */
   message(outcome: Outcome, producer: string, count?: number): void;
@@ -30,12 +38,16 @@ export interface Metrics {
   forgedHeadersDropped(count: number): void;
   /** retry messages whose `sluice-*` headers did not parse (decided again). */
   malformedRetryHeaders(count: number): void;
+  /** records that reading threw on (dead-lettered `unreadable`). */
+  unreadableRecords(count: number): void;
   /** a quota file reload, good or refused. */
   quotaReload(result: 'ok' | 'error'): void;
   /** a consumer crash; restart false means gone for good. */
   consumerCrash(group: string, restart: boolean): void;
   /** one failed send to a topic (retried), by the broker's error code or the error's name. */
   sendError?(destination: string, code: string): void;
+  /** late releases heard from another replica and ignored (an entry, or a whole message), by reason. */
+  lateReleasesIgnored?(reason: LateIgnoredReason, count: number): void;
 }
 
 /** A Metrics that records nothing, for commands that do not serve /metrics (drain, status). */
@@ -47,6 +59,7 @@ export const noMetrics: Metrics = {
   held: () => undefined,
   forgedHeadersDropped: () => undefined,
   malformedRetryHeaders: () => undefined,
+  unreadableRecords: () => undefined,
   quotaReload: () => undefined,
   consumerCrash: () => undefined,
 };

@@ -4,7 +4,8 @@
  * retention counts from parking), and the partition picked from the producer id, so all
  * of one producer's parked messages share one partition per tier.
  */
-import type { IHeaders, Message } from 'kafkajs';
+import type { Message } from 'kafkajs';
+import { asKafkaHeaders, type HeaderList } from '../headers/header-list';
 import { SluiceError } from '../errors';
 import { partitionForKey } from './murmur2';
 import { DeadLetterReason, encodeParkHeaders, H, ParkInfo, withSluiceHeaders } from './park-headers';
@@ -13,8 +14,8 @@ import { DeadLetterReason, encodeParkHeaders, H, ParkInfo, withSluiceHeaders } f
 export interface MessageContent {
   key: Buffer | string | null;
   value: Buffer | string | null;
-  /** The user's headers; any `sluice-*` header among them is dropped. */
-  headers: IHeaders;
+  /** The user's headers, in order; any `sluice-*` header among them is dropped when written. */
+  headers: HeaderList;
 }
 
 export const producerPartition = (producer: string, partitions: number): number => {
@@ -28,7 +29,7 @@ export const producerPartition = (producer: string, partitions: number): number 
 export const parkMessage = (content: MessageContent, info: ParkInfo, partitions: number, now: number): Message => ({
   key: content.key,
   value: content.value,
-  headers: withSluiceHeaders(content.headers, encodeParkHeaders(info)),
+  headers: asKafkaHeaders(withSluiceHeaders(content.headers, encodeParkHeaders(info))),
   timestamp: String(now),
   partition: producerPartition(info.producer, partitions),
 });
@@ -43,7 +44,7 @@ export const deadLetterMessage = (
 ): Message => ({
   key: content.key,
   value: content.value,
-  headers: withSluiceHeaders(content.headers, { ...encodeParkHeaders(info), [H.deadLetterReason]: reason }),
+  headers: asKafkaHeaders(withSluiceHeaders(content.headers, [...encodeParkHeaders(info), [H.deadLetterReason, reason]])),
   timestamp: String(now),
   partition: producerPartition(info.producer, partitions),
 });

@@ -4,6 +4,7 @@
  * `maxBatchBytes` in all, and a message bigger than that travels alone.
  */
 import type { Message } from 'kafkajs';
+import { headerListOf } from '../headers/header-list';
 
 /**
  * 512 KiB: half the broker's default `message.max.bytes` (1 MiB, also the floor sluice's topic
@@ -24,14 +25,9 @@ const bytesOf = (value: Message['value'] | string | undefined): number => {
 /** An upper estimate of the bytes a message adds to a record batch (uncompressed). */
 export const messageBytes = (message: Message): number => {
   let bytes = RECORD_OVERHEAD_BYTES + bytesOf(message.key) + bytesOf(message.value);
-  const headers = message.headers;
-  if (headers) {
-    for (const name of Object.keys(headers)) {
-      const value = headers[name];
-      const values = Array.isArray(value) ? value : [value];
-      for (const v of values) bytes += 8 + Buffer.byteLength(name) + bytesOf(v as Buffer | string | undefined);
-    }
-  }
+  // A list as sluice writes it (src/headers/header-list.ts), or kafkajs's object.
+  const headers = Array.isArray(message.headers) ? message.headers : headerListOf({ headers: message.headers });
+  for (const { key, value } of headers) bytes += 8 + bytesOf(key) + bytesOf(value);
   return bytes;
 };
 
@@ -41,16 +37,6 @@ export const messageBytes = (message: Message): number => {
  * lengths measured again).
  */
 export const estimateBytes = (contentBytes: number, headerValues: number): number => RECORD_OVERHEAD_BYTES + contentBytes + 8 * headerValues;
-
-/** How many header values (a repeated key's each) a message carries. */
-export const headerValueCount = (headers: Message['headers']): number => {
-  let n = 0;
-  for (const name in headers) {
-    const value = headers[name];
-    n += Array.isArray(value) ? value.length : 1;
-  }
-  return n;
-};
 
 /**
  * How many items from `start` form the next request: at most `maxCount`, at most `maxBytes`

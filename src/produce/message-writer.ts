@@ -11,8 +11,9 @@ import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import { deadLetterMessage, MessageContent, parkMessage } from '../park/park-message';
 import type { Message } from 'kafkajs';
-import { DeadLetterReason, forwardHeaders, H, ParkInfo } from '../park/park-headers';
-import { estimateBytes, headerValueCount } from './batch-split';
+import { DeadLetterReason, forwardHeaders, H, ParkInfo, waitedText } from '../park/park-headers';
+import { asKafkaHeaders, type HeaderList } from '../headers/header-list';
+import { estimateBytes } from './batch-split';
 import { partitionForKey } from '../park/murmur2';
 import { chooseTier, Tier } from '../park/tiers';
 import type { Sender } from './batch-sender';
@@ -49,8 +50,8 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     return roundRobin;
   };
 
-  const downstream = (content: MessageContent, timestamp: string, headers: Message['headers']): Message =>
-    ({ key: content.key, value: content.value, headers, timestamp, partition: downstreamPartition(content.key) });
+  const downstream = (content: MessageContent, timestamp: string, headers: HeaderList): Message =>
+    ({ key: content.key, value: content.value, headers: asKafkaHeaders(headers), timestamp, partition: downstreamPartition(content.key) });
 
   return {
     forward(content, { timestamp, waitedMs, attempt }) {
@@ -61,8 +62,7 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
       const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
         const headers = forwardHeaders(content.headers, waitedMs);
         // Every header is the user's (their bytes are in `size`) but sluice-waited-ms.
-        const waited = headers[H.waitedMs] as string;
-        bytes.push(estimateBytes(size + H.waitedMs.length + waited.length, headerValueCount(headers)));
+        bytes.push(estimateBytes(size + H.waitedMs.length + waitedText(waitedMs).length, headers.length));
         return downstream(content, timestamp, headers);
       });
       return sender.sendAll(topics.downstream, built, bytes);

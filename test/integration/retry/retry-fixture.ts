@@ -119,7 +119,7 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
     },
     setStoreDown: (down) => void (storeDown = down),
     async park(topic, messages, at = Date.now()) {
-      const parked: Message[] = messages.map(({ id, info }) => parkMessage({ key: id, value: id, headers: { 'test-id': id } }, info, 2, at));
+      const parked: Message[] = messages.map(({ id, info }) => parkMessage({ key: id, value: id, headers: [{ key: 'test-id', value: id }] }, info, 2, at));
       await produce(kafka, topic, parked);
     },
     async close() {

@@ -45,7 +45,7 @@ const item = (reason: FlowItem['info']['reason'], change: Partial<FlowItem['info
   offset: '0',
   size: 1,
   fromTier: true,
-  content: { key: null, value: null, headers: {} },
+  content: { key: null, value: null, headers: [] },
   info: { producer: 'p', attempt: 1, notBefore: now + 50_000, firstSeen: now, timestamp: '1', origin: { topic: 'in', partition: 0, offset: '0' }, reason, ...change },
 });
 

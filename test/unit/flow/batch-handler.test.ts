@@ -54,12 +54,13 @@ const setup = (options: {
   const tracker = createOffsetTracker();
   const pauses: [string, number, number][] = [];
   const pauser = { pauseUntil: (t: string, p: number, until: number) => void pauses.push([t, p, until]) } as unknown as PartitionPauser;
-  const counted = { forged: [] as number[], malformed: 0, offered: [] as [string, number][] };
+  const counted = { forged: [] as number[], malformed: 0, unreadable: 0, offered: [] as [string, number][] };
   const metrics: Metrics = {
     ...noMetrics,
     offered: (producer, n) => void counted.offered.push([producer, n]),
     forgedHeadersDropped: (n) => void counted.forged.push(n),
     malformedRetryHeaders: (n) => void (counted.malformed += n),
+    unreadableRecords: (n) => void (counted.unreadable += n),
   };
   const handle = createBatchHandler({
     source: options.source, take: { decider, ruleOf: () => rule, policy, clock }, dispatcher, hold, tracker, pauser, clock, metrics,
@@ -94,8 +95,8 @@ const info = (change: Partial<ParkInfo> = {}): ParkInfo => ({
   ...change,
 });
 
-const tierMessage = (offset: number, parkedAt: number, headers: Record<string, string>): KafkaMessage =>
-  ({ offset: String(offset), timestamp: String(parkedAt), key: Buffer.from('k'), value: Buffer.from(`v${offset}`), headers, attributes: 0 }) as unknown as KafkaMessage;
+const tierMessage = (offset: number, parkedAt: number, headers: [string, string][]): KafkaMessage =>
+  ({ offset: String(offset), timestamp: String(parkedAt), key: Buffer.from('k'), value: Buffer.from(`v${offset}`), headers: Object.fromEntries(headers), attributes: 0 }) as unknown as KafkaMessage;
 
 const overflow = { kind: 'overflow', limit: 'rate' } as const;
 
@@ -126,8 +127,44 @@ describe('ingress: when a batch arrives', () => {
     await t.run('in', [message(0, 'a', { 'sluice-producer': 'someone-else', 'SLUICE-attempt': '3' })]);
     expect(t.counted.forged).toEqual([2]);
     expect(t.dispatched[0].item.info.producer).toBe('a');
-    expect(Object.keys(t.dispatched[0].item.content.headers)).toEqual(['producer-id']);
+    expect(t.dispatched[0].item.content.headers.map((h) => h.key)).toEqual(['producer-id']);
     expect(t.dispatched[0].item.fromTier).toBe(false);
+  });
+
+  it('takes headers named like object internals as any others, with a sluice-* header among them (the record that stopped every replica)', async () => {
+    const t = setup({ source: ingressSource });
+    const hostile = {
+      key: null, value: Buffer.from('v0'), timestamp: '5', attributes: 0, offset: '0',
+      headerList: [
+        { key: Buffer.from('__proto__'), value: Buffer.from([1, 2, 3]) },
+        { key: Buffer.from('sluice-attempt'), value: Buffer.from('1') },
+        { key: Buffer.from('producer-id'), value: Buffer.from('a') },
+        { key: Buffer.from('constructor'), value: null },
+      ],
+    } as unknown as KafkaMessage;
+    await t.run('in', [hostile, message(1, 'b')]);
+    expect(t.counted.forged).toEqual([1]);
+    expect(t.dispatched.map((d) => [d.item.info.producer, d.action.kind])).toEqual([['a', 'release'], ['b', 'release']]);
+    expect(t.dispatched[0].item.content.headers.map((h) => String(h.key))).toEqual(['__proto__', 'producer-id', 'constructor']);
+    expect(t.dispatched[0].item.size).toBe(2 + 9 + 3 + 11 + 1 + 11);
+  });
+
+  it('dead-letters a record that reading throws on as unreadable, with the error, and takes the rest of the batch', async () => {
+    const t = setup({ source: ingressSource });
+    const poison = {
+      key: Buffer.from('k'), value: Buffer.from('v'), timestamp: '5', attributes: 0, offset: '1',
+      get headerList(): never {
+        throw new TypeError('no such thing');
+      },
+    } as unknown as KafkaMessage;
+    await t.run('in', [message(0, 'a'), poison, message(2, 'a')]);
+    expect(t.counted.unreadable).toBe(1);
+    expect(t.dispatched.map((d) => [d.item.offset, d.action.kind])).toEqual([['0', 'release'], ['1', 'dead-letter'], ['2', 'release']]);
+    const dead = t.dispatched[1];
+    expect(dead.action).toMatchObject({ kind: 'dead-letter', reason: 'unreadable', info: { producer: 'unidentified', error: 'TypeError: no such thing' } });
+    expect(dead.item.content).toEqual({ key: Buffer.from('k'), value: Buffer.from('v'), headers: [] });
+    expect(t.calls[0].map((c) => c.producer)).toEqual(['a', 'a']); // never decided
+    expect(t.resolved).toEqual(['2']);
   });
 
   it('counts nothing forged when no header was dropped', async () => {
@@ -258,12 +295,12 @@ describe('a tier: when the head of the partition has not had its turn', () => {
 describe('a tier: when a delayed message is due', () => {
   it('releases it on its slot without a decision, and its offset is committable once acknowledged', async () => {
     const t = setup({ source: tierSource });
-    await t.run(t1s.topic, [tierMessage(0, T0 - 1000, { app: 'x', ...encodeParkHeaders(info()) })]);
+    await t.run(t1s.topic, [tierMessage(0, T0 - 1000, [['app', 'x'], ...encodeParkHeaders(info())])]);
     expect(t.calls).toEqual([]);
     expect(t.dispatched).toHaveLength(1);
     const [{ item, action, ack }] = t.dispatched;
     expect(action).toEqual({ kind: 'release', at: T0, attempt: 1, spacingMs: 50 });
-    expect(item).toMatchObject({ fromTier: true, info: info(), content: { headers: { app: 'x' } } });
+    expect(item).toMatchObject({ fromTier: true, info: info(), content: { headers: [{ key: 'app', value: 'x' }] } });
     expect(t.resolved).toEqual(['0']);
     expect(t.tracker.pending()).toEqual([]);
     ack();
@@ -307,7 +344,7 @@ describe('a tier: when the store is down under onStoreError = park', () => {
 describe('a tier: when the sluice headers of a message are malformed', () => {
   it('counts it and decides it again under the producer found in its headers, at once', async () => {
     const t = setup({ source: tierSource });
-    await t.run(t1s.topic, [tierMessage(0, T0 - 1000, { 'producer-id': 'billing', 'sluice-attempt': 'x' })]);
+    await t.run(t1s.topic, [tierMessage(0, T0 - 1000, [['producer-id', 'billing'], ['sluice-attempt', 'x']])]);
     expect(t.counted.malformed).toBe(1);
     expect(t.calls[0].map((c) => c.producer)).toEqual(['billing']);
     expect(t.dispatched.map((d) => d.action)).toEqual([{ kind: 'release', at: T0, attempt: 2, spacingMs: 0 }]);

@@ -24,7 +24,7 @@ const info = (change: Partial<ParkInfo> = {}): ParkInfo => ({
 
 const item = (offset: string, change: { producer?: string; partition?: number; fromTier?: boolean; info?: Partial<ParkInfo> } = {}): FlowItem => ({
   topic: 'in', partition: change.partition ?? 0, offset,
-  content: { key: 'k', value: `v${offset}`, headers: { a: '1' } },
+  content: { key: 'k', value: `v${offset}`, headers: [{ key: 'a', value: '1' }] },
   size: 3, fromTier: change.fromTier ?? false,
   info: info({ producer: change.producer ?? 'p', ...change.info }),
 });

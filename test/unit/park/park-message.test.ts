@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { Partitioners, PartitionMetadata } from 'kafkajs';
 import { decodeParkHeaders, ParkInfo } from '../../../src/park/park-headers';
 import { deadLetterMessage, parkMessage, producerPartition } from '../../../src/park/park-message';
+import type { HeaderList } from '../../../src/headers/header-list';
 
 const info: ParkInfo = {
   producer: 'billing',
@@ -34,7 +35,8 @@ describe('when a partition is chosen for a producer', () => {
 });
 
 describe('when a message is parked', () => {
-  const content = { key: 'k', value: Buffer.from('v'), headers: { a: ['1', '2'], 'sluice-attempt': '99' } };
+  const content = { key: 'k', value: Buffer.from('v'), headers: [{ key: 'a', value: '1' }, { key: 'sluice-attempt', value: '99' }, { key: 'a', value: '2' }] };
+  const headersOf = (message: { headers?: unknown }): HeaderList => message.headers as HeaderList;
 
   it('keeps key, value and user headers, adds the park headers and stamps the current time', () => {
     const message = parkMessage(content, info, 8, 5000);
@@ -42,8 +44,8 @@ describe('when a message is parked', () => {
     expect(message.value).toEqual(Buffer.from('v'));
     expect(message.timestamp).toBe('5000');
     expect(message.partition).toBe(producerPartition('billing', 8));
-    const decoded = decodeParkHeaders(message.headers);
-    expect(decoded).toEqual({ kind: 'valid', info, userHeaders: { a: ['1', '2'] } });
+    const decoded = decodeParkHeaders(headersOf(message));
+    expect(decoded).toEqual({ kind: 'valid', info, userHeaders: [{ key: 'a', value: '1' }, { key: 'a', value: '2' }] });
   });
 
   it('puts every message of one producer on one partition', () => {
@@ -52,7 +54,7 @@ describe('when a message is parked', () => {
   });
 
   it('adds the dead-letter reason when dead-lettering', () => {
-    const decoded = decodeParkHeaders(deadLetterMessage(content, info, 'max-attempts', 3, 5000).headers);
+    const decoded = decodeParkHeaders(headersOf(deadLetterMessage(content, info, 'max-attempts', 3, 5000)));
     expect(decoded.kind === 'valid' && decoded.deadLetterReason).toBe('max-attempts');
   });
 });

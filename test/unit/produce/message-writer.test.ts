@@ -4,7 +4,7 @@
  */
 import { Partitioners, type Message } from 'kafkajs';
 import type { Sender } from '../../../src/produce/batch-sender';
-import { headerBytes } from '../../../src/flow/flow-item';
+import { headerBytes, type HeaderList } from '../../../src/headers/header-list';
 import { messageBytes } from '../../../src/produce/batch-split';
 import { createMessageWriter } from '../../../src/produce/message-writer';
 
@@ -38,7 +38,7 @@ describe('when a message is forwarded downstream', () => {
     const { sent, sender } = recordingSender();
     const writer = writerWith(sender, 7);
     const keys = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? `producer-${i}` : Buffer.from(`bytes-${i}`)));
-    for (const key of keys) await writer.forward({ key, value: 'v', headers: {} }, { timestamp: '1', waitedMs: 0 });
+    for (const key of keys) await writer.forward({ key, value: 'v', headers: [] }, { timestamp: '1', waitedMs: 0 });
     const kafkajs = Partitioners.DefaultPartitioner();
     const partitionMetadata = Array.from({ length: 7 }, (_, partitionId) => ({ partitionId, leader: 0, replicas: [0], isr: [0], partitionErrorCode: 0 }));
     expect(sent.map((s) => s.message.partition)).toEqual(keys.map((key) => kafkajs({ topic: 'down', partitionMetadata, message: { key, value: 'v' } })));
@@ -48,7 +48,7 @@ describe('when a message is forwarded downstream', () => {
   it('spreads messages without a key over every partition in turn', async () => {
     const { sent, sender } = recordingSender();
     const writer = writerWith(sender, 3);
-    for (let i = 0; i < 6; i += 1) await writer.forward({ key: null, value: String(i), headers: {} }, { timestamp: '1', waitedMs: 0 });
+    for (let i = 0; i < 6; i += 1) await writer.forward({ key: null, value: String(i), headers: [] }, { timestamp: '1', waitedMs: 0 });
     const partitions = sent.map((s) => s.message.partition as number);
     expect([...partitions.slice(0, 3)].sort()).toEqual([0, 1, 2]);
     expect(partitions.slice(3)).toEqual(partitions.slice(0, 3));
@@ -57,12 +57,15 @@ describe('when a message is forwarded downstream', () => {
   it('forwards several at once the same way, in order, each with its waited time and no attempt', async () => {
     const one = recordingSender();
     const all = recordingSender();
-    const contents = ['a', 'b', null, 'cé'].map((key, i) => ({ key, value: `v${i}`, headers: i === 1 ? { h: ['1', 'x'], hé: 'y' } : { h: String(i) } }));
+    const contents = ['a', 'b', null, 'cé'].map((key, i) => ({ key, value: `v${i}`, headers: i === 1 ? [{ key: 'h', value: '1' }, { key: 'hé', value: 'y' }, { key: 'h', value: 'x' }] : [{ key: 'h', value: String(i) }] }));
     for (const content of contents) await writerWith(one.sender, 5).forward(content, { timestamp: '7', waitedMs: 3 });
     const sizes = contents.map((c) => Buffer.byteLength(c.key ?? '') + c.value.length + headerBytes(c.headers));
     await writerWith(all.sender, 5).forwardAll(contents.map((content, i) => ({ content, timestamp: '7', waitedMs: 1234, size: sizes[i] })));
-    expect(all.sent.map((s) => ({ ...s, message: { ...s.message, headers: { ...s.message.headers, 'sluice-waited-ms': '3' } } }))).toEqual(one.sent);
-    expect(all.sent[0].message.headers).toEqual({ h: '0', 'sluice-waited-ms': '1234' });
+    const listOf = (m: Message): HeaderList => m.headers as unknown as HeaderList;
+    const waited3 = (m: Message) => listOf(m).map((h) => (h.key === 'sluice-waited-ms' ? { ...h, value: '3' } : h));
+    expect(all.sent.map((s) => ({ ...s, message: { ...s.message, headers: waited3(s.message) } }))).toEqual(one.sent);
+    expect(listOf(all.sent[0].message)).toEqual([{ key: 'h', value: '0' }, { key: 'sluice-waited-ms', value: '1234' }]);
+    expect(listOf(all.sent[1].message).map((h) => h.key)).toEqual(['h', 'hé', 'h', 'sluice-waited-ms']);
     // The size it tells the sender is the one the sender would measure (no header measured twice).
     expect(all.estimates).toEqual(all.sent.map((s) => messageBytes(s.message)));
   });

@@ -1,0 +1,122 @@
+/**
+ * A record's headers as the wire has them: a list of `{ key, value }` in order, from decode to
+ * encode. Any name is a header like any other — `__proto__`, `constructor`, empty, not UTF-8,
+ * repeated or interleaved — because no name is ever a property of an object here: the patched
+ * kafkajs decoder (patches/kafkajs+2.2.4.patch) hands each record's list as `headerList`, keys
+ * as the raw bytes of the name, and its encoder writes such a list back as it is.
+ * docs/design.md "Any record, any id".
+ */
+import type { IHeaders, KafkaMessage } from 'kafkajs';
+
+export interface Header {
+  /** The name's bytes as received (a Buffer), or a name sluice writes (a string). */
+  readonly key: Buffer | string;
+  readonly value: Buffer | string | null;
+}
+
+export type HeaderList = readonly Header[];
+
+const NONE: HeaderList = Object.freeze([]);
+
+/**
+ * The headers of a fetched record: the decoder's list, or — for a message built by hand (tests,
+ * an unpatched client, which `sluice run` refuses at start) — kafkajs's object read through
+ * its own properties only, a repeated name's values one after the other.
+ */
+export const headerListOf = (message: Pick<KafkaMessage, 'headers'> & { headerList?: HeaderList }): HeaderList => {
+  if (Array.isArray(message.headerList)) return message.headerList;
+  const headers = message.headers;
+  if (headers === undefined || headers === null) return NONE;
+  const list: Header[] = [];
+  for (const key of Object.keys(headers)) {
+    const value = Object.getOwnPropertyDescriptor(headers, key)?.value as IHeaders[string];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) list.push({ key, value: v ?? null });
+    else list.push({ key, value });
+  }
+  return list;
+};
+
+/** A list as kafkajs's Message type names it (the patched encoder writes a list as it is). */
+export const asKafkaHeaders = (list: HeaderList): IHeaders => list as unknown as IHeaders;
+
+const byteLength = (b: Buffer | string | null): number => (b === null ? 0 : typeof b === 'string' ? Buffer.byteLength(b) : b.length);
+
+/** Bytes of every name and value (what the byte bucket and the hold caps count of headers). */
+export const headerBytes = (list: HeaderList): number => {
+  let n = 0;
+  for (let i = 0; i < list.length; i += 1) n += byteLength(list[i].key) + byteLength(list[i].value);
+  return n;
+};
+
+/** The name as text (bytes that are not UTF-8 become U+FFFD: for messages and lookups, never for writing). */
+export const nameOf = (key: Header['key']): string => (typeof key === 'string' ? key : key.toString('utf8'));
+
+const ASCII_CASE = 0x20;
+
+/** Whether `key` is `name` (`lower`: `name` in lower case) with ASCII letters in any case. */
+const sameIgnoringCase = (key: Header['key'], lower: string): boolean => {
+  if (typeof key === 'string') return key.length === lower.length && key.toLowerCase() === lower;
+  if (key.length !== lower.length) return false;
+  for (let i = 0; i < lower.length; i += 1) {
+    const c = key[i];
+    const l = lower.charCodeAt(i);
+    if (c !== l && !((c | ASCII_CASE) === l && l >= 0x61 && l <= 0x7a)) return false;
+  }
+  return true;
+};
+
+const sameName = (key: Header['key'], name: string): boolean =>
+  typeof key === 'string' ? key === name : key.length === Buffer.byteLength(name) && key.toString('utf8') === name;
+
+/**
+ * The first value of header `name`, matched exactly first, then with ASCII letters in any
+ * case; undefined when absent.
+ */
+export const findHeader = (list: HeaderList, name: string): Header['value'] | undefined => {
+  for (let i = 0; i < list.length; i += 1) if (sameName(list[i].key, name)) return list[i].value;
+  const lower = name.toLowerCase();
+  for (let i = 0; i < list.length; i += 1) if (sameIgnoringCase(list[i].key, lower)) return list[i].value;
+  return undefined;
+};
+
+/** Every value of header `name`, matched exactly, in order. */
+export const headerValues = (list: HeaderList, name: string): Header['value'][] => {
+  const values: Header['value'][] = [];
+  for (let i = 0; i < list.length; i += 1) if (sameName(list[i].key, name)) values.push(list[i].value);
+  return values;
+};
+
+export const SLUICE_PREFIX = 'sluice-';
+
+/** Whether a name starts with `sluice-`, ASCII letters in any case (its first byte is checked first: this runs for every header). */
+export const isSluiceName = (key: Header['key']): boolean => {
+  const first = typeof key === 'string' ? key.charCodeAt(0) : key[0];
+  if ((first | ASCII_CASE) !== 0x73 || key.length < SLUICE_PREFIX.length) return false;
+  return sameIgnoringCase(typeof key === 'string' ? key.slice(0, SLUICE_PREFIX.length) : key.subarray(0, SLUICE_PREFIX.length), SLUICE_PREFIX);
+};
+
+/**
+ * The list without its `sluice-*` headers (any case), and how many were dropped. A list with
+ * nothing to drop is returned as it is (no copy: this runs for every message).
+ */
+export const withoutSluiceHeaders = (list: HeaderList): { kept: HeaderList; dropped: number } => {
+  let i = 0;
+  while (i < list.length && !isSluiceName(list[i].key)) i += 1;
+  if (i === list.length) return { kept: list, dropped: 0 };
+  const kept = list.slice(0, i);
+  let dropped = 0;
+  for (; i < list.length; i += 1) {
+    if (isSluiceName(list[i].key)) dropped += 1;
+    else kept.push(list[i]);
+  }
+  return { kept, dropped };
+};
+
+/** The user's headers (any `sluice-*` among them dropped), then `added` in its order. */
+export const appendHeaders = (user: HeaderList, added: readonly (readonly [string, string])[]): HeaderList => {
+  const kept = withoutSluiceHeaders(user).kept;
+  const out = kept.slice();
+  for (const [key, value] of added) out.push({ key, value });
+  return out;
+};
