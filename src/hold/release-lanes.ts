@@ -30,6 +30,17 @@
  *   trails real time by more than CATCH_UP_MS (or half an interval), so a timer that fires late
  *   releases what fell due meanwhile at once (at most about CATCH_UP_MS of releases) instead of
  *   one message per late timer, which starved a producer while the process was busy.
+ * - **The outage.** A message counts where the broker could take it: a lane with a send
+ *   unanswered for more than STUCK_MS (the broker paused or away, the topic gone, its request
+ *   waiting behind a stuck one) releases nothing more until every such send is answered; its
+ *   messages wait in the lane (in order; the hold keeps looking every STUCK_POLL_MS). So what a
+ *   producer releases into an outage is at most STUCK_MS of its sends (slots at most
+ *   1.25 × STUCK_MS + CATCH_UP_MS apart, well inside SECOND_SPAN_MS); they are appended together
+ *   when the broker returns and count late there (at their answer, less the quickest answer
+ *   before the outage, however long it lasted), and the rest leaves after them at the catch-up
+ *   pace under the second rule. Bound: in the second the broker returns, and in every second
+ *   after, a producer gets at most 1.1 × its rate + 1 (one slot more per replica), not the
+ *   outage's releases at once (measured before: 199 in one second at 50/s after a 10 s pause).
  * With two replicas each lane sees its share of a producer's slots and keeps to those slots and
  * to its own second. The second rule is about the producer's slots, which the limiter spaces
  * across all replicas: so every message a lane counts late is told to the other replicas
@@ -98,6 +109,15 @@ const LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
  * are quick again; a broker slow for good is measured as such after this long.
  */
 const QUICKEST_WINDOW_MS = 10_000;
+/**
+ * A send unanswered this long after its release means the broker cannot take the lane's
+ * messages now (an outage): the lane releases nothing more until it is answered. Above the
+ * answers of a loaded machine (tens of ms, a few hundred in a slow spell), and small enough that
+ * what such a lane released meanwhile spans well under SECOND_SPAN_MS of slots.
+ */
+export const STUCK_MS = 500;
+/** How often a lane held back by a stuck send looks again (the hold has no wake-up of its own). */
+export const STUCK_POLL_MS = 50;
 
 interface Lane {
   producer: string;
@@ -113,8 +133,8 @@ interface Lane {
   armed: boolean;
   /** Until when it keeps to one interval: it released two slots closer than that (two limiters). */
   mixedUntil?: number;
-  /** Its sends not acknowledged yet (it is kept until they are: their acknowledgements count). */
-  inFlight: number;
+  /** The release instants of its sends not answered yet, oldest first (it is kept until they are: their answers count). */
+  sending: number[];
   /** Its messages counted late in the last second (none: undefined). */
   late?: LateReleases;
 }
@@ -148,7 +168,9 @@ const compacted = (head: number, ...arrays: number[][]): number => {
  * The acknowledgements of the last QUICKEST_WINDOW_MS that may still be the quickest (ms after
  * the release, and when), of every lane: the broker's answer time is no producer's own, and an
  * idle lane is forgotten with whatever it kept. Times rise from `head`, so the one at `head` is the least
- * (a sliding minimum: each newer, quicker one drops the slower before it).
+ * (a sliding minimum: each newer, quicker one drops the slower before it). The answer before the
+ * newest is kept however old: after an outage longer than the window, the first answers (all
+ * late) are measured against the last one before it, not against themselves.
  */
 interface Answers {
   took: number[];
@@ -164,7 +186,7 @@ const quickest = (a: Answers, took: number, at: number): number => {
   a.at.length = n;
   a.took.push(took);
   a.at.push(at);
-  while (a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
+  while (a.head < a.took.length - 2 && a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
   a.head = compacted(a.head, a.took, a.at);
   return a.took[a.head];
 };
@@ -199,6 +221,9 @@ const slotOf = (lane: Lane, own: number, now: number): number => {
   const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
   return Math.max(paced, secondOf(lane, own, now));
 };
+
+/** Whether a send of `lane` has waited more than STUCK_MS for its answer (the outage rule). */
+const stuck = (lane: Lane, now: number): boolean => lane.sending.length > 0 && now - lane.sending[0] > STUCK_MS;
 
 /** The slot of a queued message (`due` sets one). */
 const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
@@ -253,11 +278,11 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
     const own = item.slot ?? slot;
     record(lane, own, slot, now);
     const pending = item.send();
-    if (item.conforming) return;
-    if (!pending) return counted(lane, own, now);
-    lane.inFlight += 1;
+    if (!pending) return item.conforming ? undefined : counted(lane, own, now);
+    lane.sending.push(now);
     const acknowledged = (appendedAt?: unknown): void => {
-      lane.inFlight -= 1;
+      lane.sending.splice(lane.sending.indexOf(now), 1);
+      if (item.conforming) return;
       const at = clock.now();
       // The broker's append time when the answer carries it, else the answer's arrival here.
       const appended = typeof appendedAt === 'number';
@@ -268,16 +293,19 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
   };
 
   // The head's slot sits in the hold scheduler; when it fires, everything at the head that is due
-  // by then leaves (a rebalance may have dropped the item it was armed for).
+  // by then leaves (a rebalance may have dropped the item it was armed for). A stuck lane's head
+  // sits there too, looked at again every STUCK_POLL_MS (so a graceful stop still evicts it).
   const scheduleHead = (lane: Lane): void => {
     lane.armed = true;
+    const armedAt = clock.now();
+    const headSlot = slotOf(lane, ownOf(lane.queue[0], armedAt), armedAt);
     hold.add({
-      at: slotOf(lane, ownOf(lane.queue[0], clock.now()), clock.now()),
+      at: stuck(lane, armedAt) ? Math.max(headSlot, armedAt + STUCK_POLL_MS) : headSlot,
       bytes: lane.queue[0].bytes,
       release: () => {
         lane.armed = false;
         const now = clock.now();
-        while (lane.queue.length > 0) {
+        while (lane.queue.length > 0 && !stuck(lane, now)) {
           const slot = slotOf(lane, ownOf(lane.queue[0], now), now);
           if (slot > now + LANE_TOLERANCE_MS) break;
           const head = lane.queue.shift() as LaneItem;
@@ -327,7 +355,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
     let moved = 0;
     for (let entry = oldest(); entry; entry = oldest()) {
       const { id, lane } = entry;
-      const idle = lane.queue.length === 0 && !lane.armed && lane.inFlight === 0;
+      const idle = lane.queue.length === 0 && !lane.armed && lane.sending.length === 0;
       if (idle && expired(lane, now)) lanes.delete(id);
       else if (lanes.size < maxIdle) return; // room for the lane being used
       else if (idle) lanes.delete(id);
@@ -338,7 +366,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
 
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, inFlight: 0 };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [] };
     lane.spacingMs = spacingMs;
     lanes.delete(producer);
     prune(now);
@@ -352,7 +380,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
       const now = clock.now();
       item.slot ??= now;
       const lane = laneOf(producer, spacingMs, now);
-      if (lane.queue.length === 0 && !lane.armed) {
+      if (lane.queue.length === 0 && !lane.armed && !stuck(lane, now)) {
         const slot = slotOf(lane, item.slot, now);
         if (slot <= now + LANE_TOLERANCE_MS) {
           return send(lane, item, slot, now);
@@ -369,7 +397,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
       if (!(spacingMs > 0) || !lanes.has(producer)) return true;
       const now = clock.now();
       const lane = laneOf(producer, spacingMs, now);
-      if (lane.queue.length > 0 || lane.armed) return false;
+      if (lane.queue.length > 0 || lane.armed || stuck(lane, now)) return false;
       const slot = slotOf(lane, own, now);
       if (slot > now + LANE_TOLERANCE_MS) return false;
       record(lane, own, slot, now);

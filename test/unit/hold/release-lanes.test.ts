@@ -1,6 +1,6 @@
 import { manualClock } from '../../../src/clock';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
-import { CATCH_UP_MS, CATCH_UP_PACE, LANE_TOLERANCE_MS, SECOND_SPAN_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
+import { CATCH_UP_MS, CATCH_UP_PACE, LANE_TOLERANCE_MS, SECOND_SPAN_MS, STUCK_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
 
 const setup = () => {
   const clock = manualClock(1000);
@@ -601,5 +601,42 @@ describe('when messages let through at once (conforming) leave late after a stal
     const late = at(t.sent).filter((time, k) => slots[k] >= 3400 && time - slots[k] > LANE_TOLERANCE_MS);
     if (delayedAtLeast === 0) expect(late).toEqual([]);
     else expect(late.length).toBeGreaterThanOrEqual(delayedAtLeast);
+  });
+});
+
+describe('when the broker stops answering under a backlog and comes back (an outage)', () => {
+  /**
+   * A producer at 20/s for 40 s, every message due on its slot; the broker takes nothing from 3 s
+   * until `back`: a send made meanwhile is appended when it returns (its request waited), and
+   * answered then (with its append time when `appendTimes`).
+   */
+  const outage = async (back: number, appendTimes: boolean) => {
+    const clock = manualClock(1000);
+    const held: HeldMessage[] = [];
+    const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
+    const appended: { k: number; at: number }[] = [];
+    const answers: Answer[] = [];
+    const send = (k: number) => (): Promise<number | undefined> => {
+      const release = clock.now();
+      const at = release >= 3000 && release < back ? back : release + 1;
+      return new Promise((resolve) => void answers.push({ at: at + 1, ack: () => { appended.push({ k, at }); resolve(appendTimes ? at : undefined); } }));
+    };
+    await drive({
+      clock, held, answers, count: 800, dueAt: (k) => 1000 + 50 * k,
+      onDue: (k, due) => lanes.due('p', 50, { bytes: 1, send: send(k), evict: () => undefined, slot: due }),
+    });
+    return appended;
+  };
+
+  it.each([
+    ['8 s, answers without append times', 11_000, false],
+    ['8 s, answers with append times', 11_000, true],
+    ['13 s (longer than the quickest answer is remembered)', 16_000, false],
+    ['13 s, answers with append times', 16_000, true],
+  ])('releases at most STUCK_MS of sends into it; once it is back no second of appends holds more than 1.1 × the rate + 1, nothing lost, in order (%s)', async (_, back, appendTimes) => {
+    const appended = await outage(back, appendTimes);
+    expect(appended.map((a) => a.k)).toEqual(Array.from({ length: 800 }, (__, k) => k));
+    expect(appended.filter((a) => a.at === back).length).toBeLessThanOrEqual(Math.ceil(STUCK_MS / 50) + 1);
+    expect(busiestSecond(appended.map((a) => a.at))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 20 + 1);
   });
 });
