@@ -16,6 +16,8 @@ export interface MemoryResult {
   redisBytesPerProducer: number;
   redisKeyBytesSampled: number;
   redisKeys: number;
+  /** Of redisKeys, the usage history's (the rest is limiter state): producers with a history of their own, and `other`. */
+  redisUsageKeys: number;
   heapBytesPerProducer: number;
   /** The same read as soon as the last message was downstream (before the settle). */
   heapBytesPerProducerAtOnce: number;
@@ -72,6 +74,7 @@ export const measureMemory = async (ctx: BenchContext, producers: number, timeou
       redisBytesPerProducer: (redisAfter - redisBefore) / producers,
       redisKeyBytesSampled: footprint.meanBytes,
       redisKeys: footprint.keys,
+      redisUsageKeys: footprint.usageKeys,
       heapBytesPerProducer: (heapAfter - heapBefore) / producers,
       heapBytesPerProducerAtOnce: (heapAtOnce - heapBefore) / producers,
       heapBytesPerProducerFromIdle: (heapAfter - heapIdle) / producers,
