@@ -49,6 +49,7 @@ export const createScenario = async (
       SLUICE_QUOTAS_FILE: quotasFile,
       SLUICE_REDIS_KEY_PREFIX: randomKeyPrefix('pipeline'),
       SLUICE_HTTP_PORT: '0',
+      SLUICE_HTTP_ADMIN_PORT: '0',
       SLUICE_LOG_LEVEL: 'info',
       ...env,
     },

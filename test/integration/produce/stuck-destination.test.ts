@@ -28,8 +28,8 @@ describe('when the dead-letter topic is deleted under a running sidecar', () => 
   it('forwards the other messages, retries the dead letter until the topic is back, and shows the trouble in metrics, status and /healthz', async () => {
     const downstream = await createTopic(kafka, { prefix: 'small-out', configEntries: [{ name: 'max.message.bytes', value: '2000' }] });
     const scenario = await createScenario(kafka, { quotas: 'default:\n  rate: 1000/s\n  queue: 1m\n', env: { SLUICE_DOWNSTREAM_TOPIC: downstream } });
-    const port = await freePort();
-    const sidecar = startSidecar(scenario, { SLUICE_HTTP_PORT: String(port), SLUICE_KAFKA_STUCK_AFTER_MS: '3000' });
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const sidecar = startSidecar(scenario, { SLUICE_HTTP_PORT: String(port), SLUICE_HTTP_ADMIN_PORT: String(adminPort), SLUICE_KAFKA_STUCK_AFTER_MS: '3000' });
     running.push(sidecar);
     await sidecar.joined();
     const deadLetter = `${scenario.ingress}.dlq`;
@@ -50,7 +50,7 @@ describe('when the dead-letter topic is deleted under a running sidecar', () => 
 
       await waitFor(async () => (await get(port, '/healthz')).status === 503, { timeoutMs: 30_000, message: '/healthz to fail' });
       expect((await get(port, '/healthz')).text).toContain(`sends to ${deadLetter} have failed for`);
-      const status = JSON.parse((await get(port, '/v1/status')).text) as { sendErrors: { destination: string; failures: number }[] };
+      const status = JSON.parse((await get(adminPort, '/v1/status')).text) as { sendErrors: { destination: string; failures: number }[] };
       expect(status.sendErrors.map((e) => e.destination)).toEqual([deadLetter]);
       expect((await get(port, '/metrics')).text).toMatch(new RegExp(`sluice_send_errors_total\\{destination="${deadLetter.replace(/\./g, '\\.')}",code="[A-Za-z_]+"\\} [1-9]`));
       // more traffic still flows while the dead letter waits
@@ -61,7 +61,7 @@ describe('when the dead-letter topic is deleted under a running sidecar', () => 
       const dead = await waitForMessages(kafka, deadLetter, 1, { timeoutMs: 60_000 });
       expect(String(dead[0].value).startsWith('huge:')).toBe(true);
       await waitFor(async () => (await get(port, '/healthz')).status === 200, { timeoutMs: 30_000, message: '/healthz to recover' });
-      expect(JSON.parse((await get(port, '/v1/status')).text).sendErrors).toEqual([]);
+      expect(JSON.parse((await get(adminPort, '/v1/status')).text).sendErrors).toEqual([]);
     } finally {
       await admin.disconnect();
     }

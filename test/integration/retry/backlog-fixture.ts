@@ -102,7 +102,10 @@ export interface Exit {
 
 export interface Replica {
   pid: number;
+  /** The main listener: /healthz, /readyz, /metrics. */
   port: number;
+  /** The admin listener (127.0.0.1): /v1/*. */
+  adminPort: number;
   log: string;
   exited: Promise<Exit>;
   /** Resolves once /readyz answers 200 (the consumers joined their groups). */
@@ -138,7 +141,7 @@ export const freePort = (): Promise<number> =>
  * this process exits.
  */
 export const startReplica = async (s: BacklogScenario, env: Record<string, string> = {}): Promise<Replica> => {
-  const port = await freePort();
+  const [port, adminPort] = [await freePort(), await freePort()];
   const root = process.env.SLUICE_ROOT_UNDER_TEST || ROOT;
   const log = join(s.dir, `${randomName('replica')}.log`);
   const fd = openSync(log, 'a');
@@ -147,7 +150,7 @@ export const startReplica = async (s: BacklogScenario, env: Record<string, strin
     // node runs sluice itself (tsx as a loader, no wrapper process), so a signal to the pid reaches it.
     owned = spawnOwned(process.execPath, ['--import', 'tsx', join(root, 'src/main.ts'), 'run'], {
       cwd: root, stdio: ['ignore', fd, fd],
-      env: { ...process.env, ...s.env, SLUICE_HTTP_PORT: String(port), ...env },
+      env: { ...process.env, ...s.env, SLUICE_HTTP_PORT: String(port), SLUICE_HTTP_ADMIN_PORT: String(adminPort), ...env },
     });
   } finally {
     closeSync(fd);
@@ -161,7 +164,7 @@ export const startReplica = async (s: BacklogScenario, env: Record<string, strin
   let exit: Exit | undefined;
   void exited.then((e) => void (exit = e));
   const replica: Replica = {
-    pid: child.pid as number, port, log, exited,
+    pid: child.pid as number, port, adminPort, log, exited,
     async ready(timeoutMs = 60_000) {
       await waitFor(async () => {
         if (exit) throw new Error(`sluice exited with ${exit.code} before it was ready; see ${log}`);

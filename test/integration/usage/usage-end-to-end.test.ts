@@ -18,9 +18,10 @@ afterAll(async () => {
   await Promise.all(running.map((s) => s.stop('SIGTERM')));
 });
 
+/** The admin listener's port (/v1/*), from the start-up line. */
 const portOf = (sidecar: Sidecar): number => {
   const line = sidecar.lines.find((l) => l.includes('"msg":"HTTP server listening"'));
-  return line ? (JSON.parse(line) as { port: number }).port : 0;
+  return line ? (JSON.parse(line) as { admin: { port: number } }).admin.port : 0;
 };
 
 interface Answer {

@@ -39,7 +39,7 @@ describe('loadConfig', () => {
       expect(config.quotas.file).toBe('config/quotas.yaml');
       expect(config.limiter.onStoreError).toBe('local');
       expect(config.mode).toBe('enforce');
-      expect(config.http).toEqual({ host: '0.0.0.0', port: 9464 });
+      expect(config.http).toEqual({ host: '0.0.0.0', port: 9464, adminHost: '127.0.0.1', adminPort: 9465 });
       expect(config.log.level).toBe('info');
     });
 
@@ -124,7 +124,7 @@ describe('loadConfig', () => {
 
     it('keeps the admin token when set, and leaves it out when empty', () => {
       expect(loadConfig({ env: { ...topics, SLUICE_HTTP_ADMIN_TOKEN: 'tok-123' } }).http.adminToken).toBe('tok-123');
-      expect(loadConfig({ env: topics }).http).toEqual({ host: '0.0.0.0', port: 9464 });
+      expect(loadConfig({ env: topics }).http).toEqual({ host: '0.0.0.0', port: 9464, adminHost: '127.0.0.1', adminPort: 9465 });
     });
 
     it('builds the SASL settings when a mechanism is set', () => {

@@ -33,6 +33,8 @@ const contractKeys: Array<[string, string, string]> = [
   ['mode', 'SLUICE_MODE', 'enforce'],
   ['http.host', 'SLUICE_HTTP_HOST', '0.0.0.0'],
   ['http.port', 'SLUICE_HTTP_PORT', '9464'],
+  ['http.adminHost', 'SLUICE_HTTP_ADMIN_HOST', '127.0.0.1'],
+  ['http.adminPort', 'SLUICE_HTTP_ADMIN_PORT', '9465'],
   ['http.adminToken', 'SLUICE_HTTP_ADMIN_TOKEN', 'empty'],
   ['log.level', 'SLUICE_LOG_LEVEL', 'info'],
 ];

@@ -69,8 +69,8 @@ describe('reading the usage history', () => {
     let base: string;
     const start = async (usage?: UsageQuery) => {
       const status = { alive: () => true, ready: () => true, status: async () => ({}), producer: async () => undefined, quotas: async () => ({}) } as unknown as StatusProvider;
-      server = createHttpServer({ host: '127.0.0.1', port: 0, metricsRegistry: new Registry(), status, logger: silent(), ...(usage ? { usage } : {}) });
-      base = `http://127.0.0.1:${(await server.listen()).port}`;
+      server = createHttpServer({ host: '127.0.0.1', port: 0, admin: { host: '127.0.0.1', port: 0 }, metricsRegistry: new Registry(), status, logger: silent(), ...(usage ? { usage } : {}) });
+      base = `http://127.0.0.1:${(await server.listen()).admin?.port}`;
     };
     afterEach(() => server.close());
 
