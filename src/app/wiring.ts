@@ -144,7 +144,7 @@ export const createPipeline = (config: Config, deps: {
     topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter, tiers: config.retry.tiers, partitions: deps.partitions },
   });
   const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish });
-  deps.late?.listen(lanes.lateElsewhere);
+  deps.late?.listen(lanes.lateElsewhere, { clock, metrics: deps.metrics });
   const shared: FlowShared = {
     hold, lanes, writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
     clock, metrics: deps.metrics, logger: deps.logger, commitIntervalMs: config.commit.intervalMs,

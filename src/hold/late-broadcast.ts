@@ -9,12 +9,17 @@
  * Slots and send instants are on the store's clock (docs/design.md "One clock"), so they compare
  * across replicas.
  *
- * What one tick counts late goes out in one message. A message that cannot be published (Redis
- * down) is dropped, and one that cannot be read is ignored: the lanes then bound each replica
- * alone, as they always do.
+ * What one tick counts late goes out together, in messages of bounded size. A message that
+ * cannot be published (Redis down) is dropped. What is heard is checked against this replica's
+ * store clock before it is believed (late-message.ts); a message that cannot be read, or an
+ * entry outside its bounds, is ignored and counted: the lanes then bound each replica alone,
+ * as they always do.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import type { LateIgnoredReason, Metrics } from '../metrics/types';
+import { checkLateEntry, type LateEntry, readLateMessage, writeLateMessages } from './late-message';
 import type { OnLate } from './release-lanes';
 
 /** The Redis commands used: `publish` on the limiter's client, the rest on a subscriber connection of its own. */
@@ -32,16 +37,13 @@ export interface Subscriber {
 export interface LateBroadcast {
   /** Publishes a message counted late here (the lanes' `onLate`). */
   publish: OnLate;
-  /** Hands every late message another replica publishes to `lateElsewhere`. */
-  listen(lateElsewhere: OnLate): void;
+  /**
+   * Hands every late message another replica publishes to `lateElsewhere`, once checked against
+   * `clock` (the store's: the lanes' clock); what is ignored is counted in `metrics`.
+   */
+  listen(lateElsewhere: OnLate, checks: { clock: Clock; metrics?: Pick<Metrics, 'lateReleasesIgnored'> }): void;
   close(): void;
 }
-
-/** [producer, spacingMs, slot, sent] */
-type Entry = [string, number, number, number];
-
-const isEntry = (e: unknown): e is Entry =>
-  Array.isArray(e) && e.length === 4 && typeof e[0] === 'string' && e.slice(1).every((n) => typeof n === 'number' && Number.isFinite(n));
 
 export const lateChannel = (keyPrefix: string): string => `${keyPrefix}late-releases`;
 
@@ -52,7 +54,7 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
   logger: Logger;
 }): LateBroadcast => {
   const from = randomUUID();
-  let pending: Entry[] = [];
+  let pending: LateEntry[] = [];
   let flush: NodeJS.Immediate | undefined;
   let closed = false;
 
@@ -60,8 +62,10 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
     flush = undefined;
     const late = pending;
     pending = [];
-    publisher.publish(channel, JSON.stringify({ from, late })).catch((error: unknown) =>
-      logger.debug({ err: error, messages: late.length }, 'late releases not told to the other replicas (Redis did not take them)'));
+    for (const message of writeLateMessages(from, late)) {
+      publisher.publish(channel, message).catch((error: unknown) =>
+        logger.debug({ err: error, messages: late.length }, 'late releases not told to the other replicas (Redis did not take them)'));
+    }
   };
 
   return {
@@ -70,16 +74,23 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
       pending.push([producer, spacingMs, slot, sent]);
       flush ??= setImmediate(send);
     },
-    listen(lateElsewhere) {
+    listen(lateElsewhere, { clock, metrics }) {
+      const ignore = (ignored: Map<LateIgnoredReason, number>): void => {
+        for (const [reason, count] of ignored) metrics?.lateReleasesIgnored?.(reason, count);
+        logger.debug({ channel, ignored: Object.fromEntries(ignored) }, 'late releases heard and not believed: ignored');
+      };
       subscriber.on('message', (_, raw) => {
-        let told: { from?: unknown; late?: unknown };
-        try {
-          told = JSON.parse(raw) as typeof told;
-        } catch {
-          return void logger.debug({ channel }, 'a message on the late-releases channel is not JSON: ignored');
+        const told = readLateMessage(raw);
+        if (typeof told === 'string') return ignore(new Map([[told, 1]]));
+        if (told.from === from) return;
+        const now = clock.now();
+        const ignored = new Map<LateIgnoredReason, number>();
+        for (const heard of told.late) {
+          const checked = checkLateEntry(heard, now);
+          if (checked.ok) lateElsewhere(...checked.entry);
+          else ignored.set(checked.reason, (ignored.get(checked.reason) ?? 0) + 1);
         }
-        if (told.from === from || !Array.isArray(told.late)) return;
-        for (const entry of told.late) if (isEntry(entry)) lateElsewhere(...entry);
+        if (ignored.size > 0) ignore(ignored);
       });
       const subscribe = (): void =>
         void subscriber.subscribe(channel).catch((error: unknown) => logger.warn({ err: error, channel }, 'not subscribed to late releases: each replica bounds only its own'));

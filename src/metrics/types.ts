@@ -12,7 +12,7 @@ export type Outcome =
   | 'shadow_overflowed';
 
 /**
- * Why a late release heard from another replica was not believed (src/hold/late-entry.ts): a
+ * Why a late release heard from another replica was not believed (src/hold/late-message.ts): a
  * whole message too large, not JSON or with too many entries; an entry of the wrong shape, or
  * with a producer id, interval, slot or send instant outside its bounds.
  */
@@ -44,6 +44,8 @@ export interface Metrics {
   quotaReload(result: 'ok' | 'error'): void;
   /** a consumer crash; restart false means gone for good. */
   consumerCrash(group: string, restart: boolean): void;
+  /** whether the consumer of a group is in it and reads its assignment (what /readyz waits for); false again once it crashed for good. */
+  consumerJoined?(group: string, joined: boolean): void;
   /** one failed send to a topic (retried), by the broker's error code or the error's name. */
   sendError?(destination: string, code: string): void;
   /** late releases heard from another replica and ignored (an entry, or a whole message), by reason. */

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { manualClock } from '../../../src/clock';
 import { createLateBroadcast, lateChannel, type LateBroadcast } from '../../../src/hold/late-broadcast';
 import type { OnLate } from '../../../src/hold/release-lanes';
 import { createRedisClient } from '../../../src/limit/redis-client';
@@ -26,7 +27,7 @@ describe.each([
     const subscriber = client();
     clients.push(publisher, subscriber);
     const b = createLateBroadcast({ publisher, subscriber, channel, logger });
-    b.listen((...late) => void heard.push(late));
+    b.listen((...late) => void heard.push(late), { clock: manualClock(5000) }); // the instants told below are recent
     broadcasts.push(b);
     return b;
   };
@@ -45,5 +46,21 @@ describe.each([
     }, { timeoutMs: 10_000, intervalMs: 50, message: 'a late release heard by the other replica' });
     expect(heardB[0]).toEqual(['p', 10, expect.any(Number), 5000]);
     expect(heardA).toEqual([]);
+  });
+
+  it('survives what any client publishes on the channel (null, a send instant a year ahead) and hears what follows', async () => {
+    const channel = lateChannel(randomKeyPrefix());
+    const heard: Parameters<OnLate>[] = [];
+    replica(channel, heard);
+    const stranger = client();
+    clients.push(stranger);
+    let slot = 1000;
+    await waitFor(async () => {
+      await stranger.publish(channel, 'null');
+      await stranger.publish(channel, JSON.stringify({ from: 'stranger', late: [['p', 10, 4000, 5000 + 365 * 86_400_000]] }));
+      await stranger.publish(channel, JSON.stringify({ from: 'stranger', late: [['p', 10, (slot += 10), 5000]] }));
+      return heard.length > 0;
+    }, { timeoutMs: 10_000, intervalMs: 50, message: 'a late release heard after the ones ignored' });
+    expect(heard.every(([, , , sent]) => sent === 5000)).toBe(true);
   });
 });
