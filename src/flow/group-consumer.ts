@@ -172,8 +172,12 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     // Ready once the first assignment is read: a replica joining a group whose other members
     // still own its partitions waits the hand-off first, and load sent the moment it said ready
     // found those partitions paused (a strict-spacing producer lost those slots for good).
-    if (handedOff === undefined) joined = true;
-    else if (!joined) void handedOff.then(() => { joined = true; });
+    const ready = (): void => {
+      joined = true;
+      options.metrics.consumerJoined?.(groupId, !crashed);
+    };
+    if (handedOff === undefined) ready();
+    else if (!joined) void handedOff.then(ready);
     options.onJoin((owner) => lost.has(owner)).then(async () => {
       await committer.commitNow();
       if (assigned === next) tracker.retain(next);
@@ -182,13 +186,17 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     options.metrics.consumerCrash(groupId, payload.restart);
-    if (!payload.restart) crashed = true;
+    if (!payload.restart) {
+      crashed = true;
+      options.metrics.consumerJoined?.(groupId, false);
+    }
     logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
   });
 
   return {
     pauser,
     async start(eachBatch) {
+      options.metrics.consumerJoined?.(groupId, false);
       await consumer.connect();
       // Partitions gained are paused until their commits were read. The first read of a group's
       // commits connects the admin client and finds the group's coordinator (~0.2 s): done

@@ -61,6 +61,12 @@ const createInstruments = (registry: Registry) => {
       labelNames: ['group', 'restart'],
       registers,
     }),
+    joined: new Gauge({
+      name: 'sluice_consumer_joined',
+      help: '1 while the consumer of the group is in it and reads its assignment (what /readyz waits for); 0 before, and after a crash it does not recover from.',
+      labelNames: ['group'],
+      registers,
+    }),
     sendErrors: new Counter({
       name: 'sluice_send_errors_total',
       help: 'Failed sends (retried, never skipped) by destination topic and error code.',
@@ -130,6 +136,7 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
     unreadableRecords: (count) => m.unreadable.inc(count),
     quotaReload: (result) => m.quotaReloads.inc({ result }),
     consumerCrash: (group, restart) => m.crashes.inc({ group, restart: String(restart) }),
+    consumerJoined: (group, joined) => m.joined.set({ group }, joined ? 1 : 0),
     sendError: (destination, code) => m.sendErrors.inc({ destination, code }),
     lateReleasesIgnored: (reason, count) => m.lateIgnored.inc({ reason }, count),
   };
