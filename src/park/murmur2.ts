@@ -1,6 +1,10 @@
 /**
  * Kafka's murmur2 (Java client `Utils.murmur2`, also kafkajs's default partitioner), so a
  * producer's parked messages land on the partition any Kafka client would pick for that key.
+ * Kept rather than calling kafkajs's `Partitioners.DefaultPartitioner()`, which gives the same
+ * answers but computes murmur2 on an emulated 64-bit Long: 14 µs a call against 0.4 µs here
+ * (`npx tsx bench/micro/partitioner.ts`), and it runs once per forwarded keyed message.
+ * test/unit/park checks it against Kafka's own vectors and against kafkajs.
  */
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
