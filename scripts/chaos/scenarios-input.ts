@@ -131,7 +131,7 @@ const WIDE_HEADERS = 5_000;
 const STEADY_MAX_MS = 2_000;
 
 /** /healthz every 250 ms (1 s timeout) until stopped: how many did not answer in time, and the slowest. */
-const watchHealth = (port: number) => {
+export const watchHealth = (port: number) => {
   let running = true;
   let probes = 0;
   let failed = 0;

@@ -2,9 +2,10 @@
 import type { Scenario } from './harness';
 import { brokerPause, topicDeleted } from './scenarios-kafka';
 import { bigRecords, forgedHeaders, manyIds } from './scenarios-input';
+import { poisonRecords, sharedChannel } from './scenarios-hostile';
 import { flushall, redisPause } from './scenarios-redis';
 import { sigkill, sigterm } from './scenarios-stop';
 
 export const SCENARIOS: readonly Scenario[] = [
-  sigterm, sigkill, flushall, redisPause, brokerPause, topicDeleted, manyIds, forgedHeaders, bigRecords,
+  sigterm, sigkill, flushall, redisPause, brokerPause, topicDeleted, manyIds, forgedHeaders, bigRecords, poisonRecords, sharedChannel,
 ];
