@@ -135,7 +135,7 @@ export const quiesce = async (kafka: Kafka, s: BacklogScenario, running: Replica
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const held = await Promise.all(running.map(async (r) => (await v1Status(r.port))?.held?.messages ?? -1));
+      const held = await Promise.all(running.map(async (r) => (await v1Status(r.adminPort))?.held?.messages ?? -1));
       if (held.every((n) => n === 0)) {
         const admin = kafka.admin();
         await admin.connect();
@@ -248,7 +248,7 @@ export const logLines = (r: Replica, needle: string): { count: number; last?: st
 /** Each replica's view of its groups (/v1/status) and the broker's (members per group): who holds what. */
 export const groupViews = async (kafka: Kafka, s: BacklogScenario, running: Replica[]): Promise<{ text: string; members: { ingress: number; tiers: number } }> => {
   const views = await Promise.all(running.map(async (r, i) => {
-    const groups = (await v1Status(r.port))?.groups;
+    const groups = (await v1Status(r.adminPort))?.groups;
     if (!groups) return `replica ${i + 1}: no /v1/status`;
     const crashes = metricSum(await metricsText(r.port).catch(() => ''), 'sluice_consumer_crashes_total');
     const view = groups.map((g) => {

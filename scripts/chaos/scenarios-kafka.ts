@@ -97,7 +97,7 @@ export const topicDeleted: Scenario = {
     const seen: { at: number; failures: number; code: string }[] = [];
     const poll = (async () => {
       while (polling) {
-        const failing = (await v1Status(replica.port))?.sendErrors?.find((e) => e.destination === s.downstream);
+        const failing = (await v1Status(replica.adminPort))?.sendErrors?.find((e) => e.destination === s.downstream);
         if (failing) seen.push({ at: Date.now(), failures: failing.failures, code: failing.code });
         await sleep(250);
       }
