@@ -1,8 +1,10 @@
 /**
  * Answers kept for a short time per key (/v1/producers/{id}: one second), so hammering one
  * producer's endpoint runs its store script at most once a second. Concurrent requests share
- * the read in flight; a failed read is not kept. Bounded: past maxEntries the oldest go.
+ * the read in flight; a failed read is not kept. Bounded by lru-cache: past maxEntries the
+ * least recently used go. Freshness is read on the injected clock, not lru-cache's own timer.
  */
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock';
 
 export interface AnswerCacheOptions {
@@ -12,22 +14,16 @@ export interface AnswerCacheOptions {
 }
 
 export const createAnswerCache = <T>(load: (key: string) => Promise<T>, { ttlMs, maxEntries, clock }: AnswerCacheOptions) => {
-  // Map order is insertion order: the first entries are the oldest.
-  const entries = new Map<string, { at: number; answer: Promise<T> }>();
+  const entries = new LRUCache<string, { at: number; answer: Promise<T> }>({ max: maxEntries });
   return (key: string): Promise<T> => {
     const now = clock.now();
     const kept = entries.get(key);
     if (kept && now - kept.at < ttlMs) return kept.answer;
-    entries.delete(key);
     const answer = load(key);
     entries.set(key, { at: now, answer });
     answer.catch(() => {
-      if (entries.get(key)?.answer === answer) entries.delete(key);
+      if (entries.peek(key)?.answer === answer) entries.delete(key);
     });
-    for (const oldest of entries.keys()) {
-      if (entries.size <= maxEntries) break;
-      entries.delete(oldest);
-    }
     return answer;
   };
 };

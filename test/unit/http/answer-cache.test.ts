@@ -14,5 +14,13 @@ describe('the answer cache', () => {
       await expect(cached('a')).resolves.toBe('A');
       expect(load).toHaveBeenCalledTimes(4);
     });
+
+    it('forgets the least recently asked for, not the first kept', async () => {
+      const clock = manualClock(1000);
+      const load = jest.fn(async (key: string) => key.toUpperCase());
+      const cached = createAnswerCache(load, { ttlMs: 1000, maxEntries: 2, clock });
+      for (const key of ['a', 'b', 'a', 'c', 'a']) await cached(key);
+      expect(load.mock.calls.map(([key]) => key)).toEqual(['a', 'b', 'c']);
+    });
   });
 });
