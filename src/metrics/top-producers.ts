@@ -5,6 +5,8 @@
  * producer takes its place. The evicted producer's series is folded into `other` by the caller,
  * so the sum over all labels never goes down. Pure and synchronous; no prom-client here.
  */
+import { type HeapEntry, MinHeap } from '../hold/min-heap';
+
 export const OTHER = 'other';
 
 export interface Admission {
@@ -35,30 +37,67 @@ interface Counter {
 /**
  * A Space-Saving sketch of `capacity` counters: a newcomer replaces the smallest counter and
  * inherits its count as possible error. Returns the guaranteed count (count − error), so one-off
- * ids never look heavy however many of them pass.
+ * ids never look heavy however many of them pass. The smallest counter is found in O(log
+ * capacity), not by a scan (a flood of one-off ids replaces it at every id): counters are filed
+ * by count, a set per count, and the counts sit in a min-heap; a count no longer filed is dropped
+ * when it surfaces, and the heap is rebuilt when such counts outnumber the filed ones.
  */
 const createSketch = (capacity: number) => {
   const counters = new Map<string, Counter>();
+  const byCount = new Map<number, Set<string>>();
+  const heap = new MinHeap<HeapEntry>();
+  const file = (key: string, count: number): void => {
+    let keys = byCount.get(count);
+    if (keys === undefined) {
+      byCount.set(count, (keys = new Set()));
+      heap.push({ at: count, seq: 0 });
+      if (heap.size > 4 * byCount.size + 16) {
+        heap.drain();
+        for (const c of byCount.keys()) heap.push({ at: c, seq: 0 });
+      }
+    }
+    keys.add(key);
+  };
+  const unfile = (key: string, count: number): void => {
+    const keys = byCount.get(count);
+    if (keys === undefined) return;
+    keys.delete(key);
+    if (keys.size === 0) byCount.delete(count);
+  };
+  const smallest = (): [string, number] | undefined => {
+    for (let top = heap.peek(); top !== undefined; heap.pop(), top = heap.peek()) {
+      const keys = byCount.get(top.at);
+      if (keys !== undefined) return [keys.values().next().value as string, top.at];
+    }
+    return undefined;
+  };
   return {
     add(key: string, n: number): number {
       const known = counters.get(key);
       if (known !== undefined) {
+        unfile(key, known.count);
         known.count += n;
+        file(key, known.count);
         return known.count - known.error;
       }
       let base = 0;
       if (counters.size >= capacity) {
-        const min = minEntry(counters, (c) => c.count);
+        const min = smallest();
         if (min) {
           counters.delete(min[0]);
+          unfile(min[0], min[1]);
           base = min[1];
         }
       }
       counters.set(key, { count: base + n, error: base });
+      file(key, base + n);
       return n;
     },
     take(key: string): void {
+      const known = counters.get(key);
+      if (known === undefined) return;
       counters.delete(key);
+      unfile(key, known.count);
     },
   };
 };
