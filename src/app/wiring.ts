@@ -13,7 +13,7 @@ import { SluiceError } from '../errors';
 import { coalesceDecider, createFetchDecider, type FetchDecider } from '../decide/fetch-decider';
 import { createGuardedStore, type GuardedStore } from '../decide/guarded-store';
 import { createStoreClock, type StoreClock } from '../decide/store-clock';
-import type { RuleView } from '../decide/verdict';
+import { type RuleView, spacingOf } from '../decide/verdict';
 import type { SourceOptions } from '../flow/batch-handler';
 import type { Outcome } from '../flow/dispatch';
 import { type BlockReason, createFlow, type Flow, type FlowShared } from '../flow/flow';
@@ -144,7 +144,12 @@ export const createPipeline = (config: Config, deps: {
     topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter, tiers: config.retry.tiers, partitions: deps.partitions },
   });
   const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish });
-  deps.late?.listen(lanes.lateElsewhere, { clock, metrics: deps.metrics });
+  // What other replicas tell is checked against the store's clock; a lane keeps this replica's interval for its producer.
+  const ownSpacing = (producer: string): number => {
+    const rule = deps.ruleOf(producer);
+    return rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0;
+  };
+  deps.late?.listen(lanes.lateElsewhere, { clock, metrics: deps.metrics, spacingOf: ownSpacing });
   const shared: FlowShared = {
     hold, lanes, writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
     clock, metrics: deps.metrics, logger: deps.logger, commitIntervalMs: config.commit.intervalMs,

@@ -39,9 +39,12 @@ export interface LateBroadcast {
   publish: OnLate;
   /**
    * Hands every late message another replica publishes to `lateElsewhere`, once checked against
-   * `clock` (the store's: the lanes' clock); what is ignored is counted in `metrics`.
+   * `clock` (the store's: the lanes' clock); what is ignored is counted in `metrics`. With
+   * `spacingOf` (the interval this replica's own rule gives a producer), the lane is paced by
+   * that, never by the interval told: a lane takes the interval it is handed, and one told a
+   * day apart held a backlogged producer's next message for a day.
    */
-  listen(lateElsewhere: OnLate, checks: { clock: Clock; metrics?: Pick<Metrics, 'lateReleasesIgnored'> }): void;
+  listen(lateElsewhere: OnLate, checks: { clock: Clock; metrics?: Pick<Metrics, 'lateReleasesIgnored'>; spacingOf?(producer: string): number }): void;
   close(): void;
 }
 
@@ -74,7 +77,7 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
       pending.push([producer, spacingMs, slot, sent]);
       flush ??= setImmediate(send);
     },
-    listen(lateElsewhere, { clock, metrics }) {
+    listen(lateElsewhere, { clock, metrics, spacingOf }) {
       const ignore = (ignored: Map<LateIgnoredReason, number>): void => {
         for (const [reason, count] of ignored) metrics?.lateReleasesIgnored?.(reason, count);
         logger.debug({ channel, ignored: Object.fromEntries(ignored) }, 'late releases heard and not believed: ignored');
@@ -87,8 +90,10 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
         const ignored = new Map<LateIgnoredReason, number>();
         for (const heard of told.late) {
           const checked = checkLateEntry(heard, now);
-          if (checked.ok) lateElsewhere(...checked.entry);
-          else ignored.set(checked.reason, (ignored.get(checked.reason) ?? 0) + 1);
+          if (checked.ok) {
+            const [producer, spacingMs, slot, sent] = checked.entry;
+            lateElsewhere(producer, spacingOf ? spacingOf(producer) : spacingMs, slot, sent);
+          } else ignored.set(checked.reason, (ignored.get(checked.reason) ?? 0) + 1);
         }
         if (ignored.size > 0) ignore(ignored);
       });

@@ -178,6 +178,25 @@ describe('what another replica tells, checked against the store\'s clock before 
     expect(sent).toEqual([NOW]);
     expect(held).toEqual([]);
   });
+
+  it('paces a lane by this replica\'s own interval, not by the one told (a day apart, within bounds)', async () => {
+    const run = async (spacingOf?: (producer: string) => number): Promise<number[]> => {
+      const l = listening();
+      const held: HeldMessage[] = [];
+      const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock: l.clock });
+      createLateBroadcast({ publisher: l.b.publisher, subscriber: l.b.subscriber(), channel, logger }).listen(lanes.lateElsewhere, { clock: l.clock, spacingOf });
+      const item = () => ({ bytes: 1, slot: NOW, send: () => undefined, evict: () => undefined });
+      lanes.due('p', 10, item());
+      lanes.due('p', 10, item()); // waits one interval behind the first, armed in the hold
+      await l.tell(entry({ spacingMs: MAX_SPACING_MS }));
+      const next = held.shift() as HeldMessage;
+      l.clock.set(next.at);
+      next.release();
+      return held.map((h) => h.at - NOW); // what is still armed, and for when
+    };
+    expect(await run((producer) => (producer === 'p' ? 10 : 0))).toEqual([]);
+    expect(await run()).toEqual([MAX_SPACING_MS]); // the interval told would have held it a day
+  });
 });
 
 describe('what one tick counts late, told in bounded messages', () => {
