@@ -1,9 +1,10 @@
 /**
  * `npm test`: brings Redis and the Redis Cluster up (reusing running ones), runs lint and the
  * type check, makes helm available for the chart tests (building it with `go install` when it
- * is missing), runs the unit tests, then again on Node 24 (the Docker image's runtime, fetched
- * from the npm registry), then the integration suite once per Kafka version in
- * SLUICE_TEST_KAFKA_VERSIONS (default 3.9.2,4.3.1) against that broker, started or reused.
+ * is missing), runs the unit tests, then — in CI (the CI variable set, as `.ci/run` does), or
+ * with SLUICE_TEST_NODE_LTS=1 — again on Node 24 (the Docker image's runtime, fetched from the
+ * npm registry), then the integration suite once per Kafka version against that broker,
+ * started or reused: 3.9.2 by default, 3.9.2 and 4.3.1 in CI, SLUICE_TEST_KAFKA_VERSIONS to choose.
  * Every step runs even after a failure; the exit code is 1 when any failed. It stops only the
  * services it started itself (each broker right after its run). Last, it checks that no
  * process it started is still running (each inherits SLUICE_TEST_RUN_ID), and kills and names
@@ -18,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './services/paths';
 import { down, up, UpResult } from './services/services';
-import { DEFAULT_TEST_KAFKA_VERSIONS, resolveKafkaVersion } from './services/versions';
+import { CI_TEST_KAFKA_VERSIONS, DEFAULT_TEST_KAFKA_VERSIONS, isCi, resolveKafkaVersion } from './services/versions';
 import { ensureHelm } from './test-steps/helm';
 import { kill, leftovers, RUN_ID_VARIABLE } from './test-steps/leftover-processes';
 import { ensureNodeLts, NODE_LTS_MAJOR } from './test-steps/node-lts';
@@ -126,7 +127,8 @@ const nothingLeftBehind = (): Promise<boolean> =>
   });
 
 const main = async (): Promise<number> => {
-  const versions = (process.env.SLUICE_TEST_KAFKA_VERSIONS ?? DEFAULT_TEST_KAFKA_VERSIONS.join(','))
+  const ci = isCi();
+  const versions = (process.env.SLUICE_TEST_KAFKA_VERSIONS ?? (ci ? CI_TEST_KAFKA_VERSIONS : DEFAULT_TEST_KAFKA_VERSIONS).join(','))
     .split(',').map((v) => v.trim()).filter((v) => v.length > 0).map(resolveKafkaVersion);
   const redis = servicesUp(); // starts while the static checks run
   redis.catch(() => undefined);
@@ -134,7 +136,8 @@ const main = async (): Promise<number> => {
   await step('type check', () => run('npm', ['run', '-s', 'typecheck']));
   await helm();
   await step(`unit tests on Node ${process.versions.node}`, () => run(jest, ['--selectProjects', 'unit']));
-  await unitOnNodeLts();
+  if (ci || process.env.SLUICE_TEST_NODE_LTS === '1') await unitOnNodeLts();
+  else say(`unit tests on Node ${NODE_LTS_MAJOR}: in CI only (SLUICE_TEST_NODE_LTS=1 runs them here)`);
   await step('Redis and Redis Cluster up', async () => Boolean(await redis));
   for (const version of versions) await integration(version);
   await stopStarted([...startedHere]);
