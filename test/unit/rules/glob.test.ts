@@ -69,7 +69,8 @@ describe('compileGlob', () => {
         return Number(process.hrtime.bigint() - started) / 1e6;
       }));
       process.stdout.write(`1,000 matches of a 200-character id against ${pattern.slice(0, 24)}…: ${ms.toFixed(3)} ms\n`);
-      expect(ms).toBeLessThan(5);
+      // 0.04–3.3 ms measured on a busy 2-core machine (V8's indexOf: ~12 ns a position for a short segment)
+      expect(ms).toBeLessThan(10);
     }
   });
 });
