@@ -83,10 +83,12 @@ export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?:
   const { info } = item;
   const expired = limitReached(info, now, policy);
   if (item.malformed || item.decideAgain) return expired ? { kind: 'dead-letter', reason: expired, info } : DECIDE;
+  // Past retry.maxAge nothing of it is written again, whatever its reason (a delayed message's
+  // reserved slot included: it is dead-lettered rather than hopped or held, in sluice drain too).
+  if (now - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info };
   const left = info.notBefore - now;
   if (left > policy.holdMaxMs + HOP_MARGIN_MS) {
     if (!policy.hop) return { kind: 'wait', until: info.notBefore };
-    if (info.reason.kind !== 'delayed' && now - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info };
     return { kind: 'park', tier: hopTier(policy.tiers, left, policy.holdMaxMs), info, moved: true };
   }
   if (info.reason.kind === 'delayed') {
@@ -104,10 +106,9 @@ export const afterVerdict = (item: { fromTier: boolean; info: ParkInfo }, verdic
   if (verdict.reason.kind === 'store-unavailable' && item.fromTier) return { kind: 'stall', until: verdict.notBefore };
   const parked: ParkInfo = { ...info, attempt, notBefore: verdict.notBefore, reason: verdict.reason };
   const tier = parkTier(policy.tiers, verdict.notBefore - now);
-  if (verdict.reason.kind === 'overflow') {
-    if (attempt >= policy.maxAttempts) return { kind: 'dead-letter', reason: 'max-attempts', info: parked };
-    if (verdict.notBefore - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info: parked };
-  }
+  if (verdict.reason.kind === 'overflow' && attempt >= policy.maxAttempts) return { kind: 'dead-letter', reason: 'max-attempts', info: parked };
+  // A message that could only leave past retry.maxAge is not parked, delayed or refused.
+  if (verdict.notBefore - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info: parked };
   return { kind: 'park', tier, info: parked, moved: false };
 };
 

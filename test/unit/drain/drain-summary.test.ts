@@ -56,8 +56,9 @@ describe('when a drain is a dry run', () => {
     expect(dryRunColumn(item({ kind: 'overflow', limit: 'rate' }, { attempt: 3 }), now, policy, rule)).toBe('deadLettered');
   });
 
-  it('counts a delayed message far ahead as forwarded: judged at its not-before, not hopped', () => {
-    expect(dryRunColumn(item({ kind: 'delayed' }, { notBefore: now + 600_000 }), now, policy, rule)).toBe('forwarded');
+  it('counts a delayed message far ahead as forwarded: judged at its not-before, not hopped (dead-lettered when that is past maxAge)', () => {
+    expect(dryRunColumn(item({ kind: 'delayed' }, { notBefore: now + 55_000 }), now, policy, rule)).toBe('forwarded');
+    expect(dryRunColumn(item({ kind: 'delayed' }, { notBefore: now + 600_000 }), now, policy, rule)).toBe('deadLettered');
   });
 
   it('counts a malformed or redriven message as to decide again (judged now), or dead-lettered past its limits', () => {

@@ -55,8 +55,12 @@ describe('firstStep: a message taken from its topic', () => {
       expect(firstStep(parked({ notBefore: now + 6001 }), now, policy, rule)).toMatchObject({ kind: 'park', moved: true });
     });
 
-    it('hops even past maxAge (its slot is reserved)', () => {
-      expect(firstStep(parked({ notBefore: now + 120_000, firstSeen: now - 3_600_001 }), now, policy, rule)).toMatchObject({ kind: 'park', moved: true });
+    it('is dead-lettered past maxAge instead of hopped, held or released, in sluice drain too (every write path checks maxAge)', () => {
+      const old = parked({ notBefore: now + 120_000, firstSeen: now - 3_600_001 });
+      expect(firstStep(old, now, policy, rule)).toMatchObject({ kind: 'dead-letter', reason: 'max-age' });
+      expect(firstStep(old, now, { ...policy, hop: false }, rule)).toMatchObject({ kind: 'dead-letter', reason: 'max-age' });
+      expect(firstStep(parked({ notBefore: now, firstSeen: now - 3_600_001 }), now, policy, rule)).toMatchObject({ kind: 'dead-letter', reason: 'max-age' });
+      expect(firstStep(parked({ notBefore: now + 120_000, firstSeen: now - 3_600_000 }), now, policy, rule)).toMatchObject({ kind: 'park', moved: true });
     });
 
     it('is released on its slot with the rule\'s spacing when the slot is at most hold.maxMs away, without a new decision', () => {
@@ -127,7 +131,7 @@ describe('firstStep: a message taken from its topic', () => {
     it('waits in memory for a message not due within hold.maxMs instead of parking it again', () => {
       const noHop = { ...policy, hop: false };
       expect(firstStep(parked({ notBefore: now + 120_000 }), now, noHop, rule)).toEqual({ kind: 'wait', until: now + 120_000 });
-      expect(firstStep(parked({ reason: overflow, notBefore: now + 120_000, firstSeen: now - 3_600_001 }), now, noHop, rule)).toEqual({ kind: 'wait', until: now + 120_000 });
+      expect(firstStep(parked({ reason: overflow, notBefore: now + 120_000, firstSeen: now - 3_600_000 }), now, noHop, rule)).toEqual({ kind: 'wait', until: now + 120_000 });
     });
   });
 });
@@ -147,9 +151,10 @@ describe('afterVerdict: what a decision means', () => {
     expect(step).toMatchObject({ tier: parkTier(policy.tiers, 70_000) });
   });
 
-  it('parks a delayed one even at maxAttempts or past maxAge (its slot is reserved)', () => {
+  it('parks a delayed one even at maxAttempts (its slot is reserved), but not when it could only leave past maxAge', () => {
     const verdict = { kind: 'park', reason: { kind: 'delayed' }, notBefore: now + 70_000 } as const;
-    expect(afterVerdict(parked({ attempt: 5, firstSeen: now - 3_600_000 }), verdict, now, policy)).toMatchObject({ kind: 'park', info: { attempt: 6 } });
+    expect(afterVerdict(parked({ attempt: 5, firstSeen: now - 3_500_000 }), verdict, now, policy)).toMatchObject({ kind: 'park', info: { attempt: 6 } });
+    expect(afterVerdict(parked({ attempt: 5, firstSeen: now - 3_600_000 }), verdict, now, policy)).toMatchObject({ kind: 'dead-letter', reason: 'max-age' });
   });
 
   it('re-parks a refused one with attempt + 1 and its limit as reason', () => {
