@@ -83,7 +83,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     cleanups.unshift(() => producer.disconnect());
     const late = createLateBroadcastOf(config, redis, logger);
     cleanups.push(() => late.close());
-    const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger, late });
+    const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger, late, fences: redis });
     const ingress = ingressFlow(config, kafka, pipeline);
     const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
     const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender });

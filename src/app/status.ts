@@ -37,6 +37,8 @@ export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
   const now = deps.now ?? Date.now;
   const illness = (): string | undefined => {
     if (deps.flows.some((flow) => flow.consumer.crashed())) return 'consumer crashed';
+    const out = deps.flows.findIndex((flow) => flow.consumer.rejoinFailed());
+    if (out >= 0) return `the consumer of group ${out === 0 ? config.group : config.retry.group} dropped out of its group and could not rejoin`;
     const silent = deps.flows
       .map((flow, i) => ({ group: i === 0 ? config.group : config.retry.group, ms: flow.consumer.silentMs() }))
       .find((c) => c.ms >= config.kafka.stuckAfterMs);

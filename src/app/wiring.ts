@@ -17,6 +17,7 @@ import { type RuleView, spacingOf } from '../decide/verdict';
 import type { SourceOptions } from '../flow/batch-handler';
 import type { Outcome } from '../flow/dispatch';
 import { type BlockReason, createFlow, type Flow, type FlowShared } from '../flow/flow';
+import { createRedisFenceStore, HANDOFF_BOUND_MS } from '../flow/handoff-fence';
 import type { RoutePolicy } from '../flow/route';
 import { subscriptionAssigner } from '../flow/subscription-assigner';
 import { createHoldScheduler } from '../hold/hold-scheduler';
@@ -118,6 +119,8 @@ export const createPipeline = (config: Config, deps: {
   logger: Logger;
   /** Late releases told to and heard from the other replicas (none: each replica's lanes bound only its own). */
   late?: LateBroadcast;
+  /** The Redis client that keeps the rebalance hand-off fences (none: partitions gained wait the whole bound). */
+  fences?: ReturnType<typeof createRedis>;
 }): Pipeline => {
   const { clock } = deps.limiter;
   const flows: Flow[] = [];
@@ -153,12 +156,13 @@ export const createPipeline = (config: Config, deps: {
   const shared: FlowShared = {
     hold, lanes, writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
     clock, metrics: deps.metrics, logger: deps.logger, commitIntervalMs: config.commit.intervalMs,
+    ...(deps.fences ? { fences: { store: createRedisFenceStore(deps.fences), keyPrefix: config.redis.keyPrefix } } : {}),
   };
   return { shared, sender, flows, add: (flow) => (flows.push(flow), flow) };
 };
 
-/** How long a partition gained in a rebalance waits for its previous owner's last commit (which follows its parking of what it held). */
-export const HANDOFF_MS = 300;
+/** The longest a partition gained in a rebalance waits for its previous owner to release it (src/flow/handoff-fence.ts). */
+export const HANDOFF_MS = HANDOFF_BOUND_MS;
 
 export const ingressFlow = (config: Config, kafka: Kafka, pipeline: Pipeline): Flow =>
   pipeline.add(createFlow(pipeline.shared, {

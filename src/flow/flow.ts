@@ -19,6 +19,7 @@ import { createBatchHandler, type SourceOptions } from './batch-handler';
 import { createDispatcher, type Outcome } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { createGroupConsumer, type GroupConsumer } from './group-consumer';
+import { type FenceStore, SETTLE_MS } from './handoff-fence';
 import type { RoutePolicy } from './route';
 import { takeItems, type TakeDeps } from './take';
 
@@ -34,6 +35,8 @@ export interface FlowShared {
   metrics: Metrics;
   logger: Logger;
   commitIntervalMs: number;
+  /** Where the rebalance hand-off fences are (src/flow/handoff-fence.ts); none: partitions gained wait the whole bound. */
+  fences?: { store: FenceStore; keyPrefix: string };
 }
 
 export interface FlowOptions {
@@ -46,7 +49,7 @@ export interface FlowOptions {
   partitionsConsumedConcurrently: number;
   consumerConfig?: Partial<ConsumerConfig>;
   report?(producer: string, outcome: Outcome): void;
-  /** How long a partition this member gains waits for its previous owner's last commit (0: not at all). */
+  /** The longest a partition this member gains waits for its previous owner's release of it (0: no hand-off). */
   handoffMs?: number;
 }
 
@@ -69,8 +72,6 @@ export interface Flow {
 }
 
 const RETRY_STALL_MS = 100;
-/** Longest a rebalance step waits for the sends under way to be acknowledged. */
-const SETTLE_MS = 2000;
 
 export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const { clock, metrics } = shared;
@@ -114,6 +115,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
       await writesSettled();
     },
     handoffMs: options.handoffMs ?? 0,
+    fences: shared.fences,
   });
   late.consumer = consumer;
   const handle = createBatchHandler({

@@ -8,12 +8,19 @@
  *                 committed;
  *   GROUP_JOIN  → `onJoin(lost)`: the flow parks what is still held for partitions lost; that
  *                 is committed (the classic group protocol takes a commit of this member's
- *                 generation for any partition) before they are forgotten. Partitions gained
- *                 wait `handoffMs` and start from the offset committed then, so the previous
- *                 owner's last commit is seen: nothing is sent by both. Pause state is re-derived.
- * A CRASH with restart false means the consumer is gone for good (/healthz says so). So is one
- * that has not heard from its group for long (no heartbeat, fetch or join: kafkajs can be left
- * out of its group after a broker stall without a crash): `silentMs()` says for how long.
+ *                 generation for any partition) before they are forgotten, and then their
+ *                 hand-off fences are released. Partitions gained start once their previous
+ *                 owner released their fence (at most `handoffMs`: src/flow/handoff-fence.ts),
+ *                 from the offset committed then: nothing is sent by both. Pause state is re-derived.
+ * A CRASH with restart false means the consumer is gone for good (/healthz says so).
+ * Out of its group without a crash (kafkajs's runner can be left fetching or waiting without a
+ * member id after a broker stall: its rejoin after UNKNOWN_MEMBER_ID or a rebalance error is
+ * retried inside its fetch loop, which goes on with the old assignment and skips heartbeats
+ * while the member id is null; docs/kafkajs.md "Groups"): when no heartbeat or join came for a
+ * session timeout and the broker's view of the group (describeGroups) lacks this member for
+ * REJOIN_GRACE_MS more, the consumer is disconnected and run again; `rejoinFailed()` (/healthz)
+ * says when that did not bring it back within a session and a rebalance timeout.
+ * `silentMs()` says how long nothing was heard (heartbeat, fetch or join).
  */
 import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
@@ -23,6 +30,7 @@ import type { OffsetTracker } from '../commit/offset-tracker';
 import type { Metrics } from '../metrics/types';
 import { setTimer } from '../timers';
 import { ownerOf } from './flow-item';
+import { createHandoffFence, type FenceStore, HANDOFF_BOUND_MS, type Part } from './handoff-fence';
 import { type Assignment, createPartitionPauser, type PartitionPauser } from './partition-pauser';
 
 /**
@@ -46,9 +54,16 @@ export interface GroupConsumerOptions {
   config?: Partial<ConsumerConfig>;
   onRebalancing(owned: (owner: string) => boolean): Promise<void>;
   onJoin(lost: (owner: string) => boolean): Promise<void>;
-  /** How long a partition gained in a rebalance waits before it is read (0: not at all). */
+  /** The longest a partition gained in a rebalance waits for its previous owner's fence (0: no hand-off at all). */
   handoffMs?: number;
+  /** Where the hand-off fences are (none: every partition gained waits the whole `handoffMs`, unless alone in its group). */
+  fences?: { store: FenceStore; keyPrefix: string };
+  /** The out-of-group watchdog: how often it looks, how long the broker must lack this member before it rejoins (tests). */
+  watchdog?: { everyMs?: number; graceMs?: number };
 }
+
+/** After a session timeout without a heartbeat or join, how long the broker must lack this member before the consumer is run again (kafkajs may be rejoining by itself). */
+export const REJOIN_GRACE_MS = 3000;
 
 export interface GroupConsumer {
   pauser: PartitionPauser;
@@ -58,6 +73,8 @@ export interface GroupConsumer {
   crashed(): boolean;
   /** How long since the last heartbeat, fetch or join (0 before the start, while stopping and after a crash). */
   silentMs(): number;
+  /** It dropped out of its group, and running it again did not bring it back (/healthz); false again once it joins. */
+  rejoinFailed(): boolean;
   assignment(): Assignment;
   commitNow(): Promise<void>;
   /** Something was acknowledged: commit soon. */
@@ -81,9 +98,22 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   const heard = (): void => {
     heardAt = Date.now();
   };
-  consumer.on(consumer.events.HEARTBEAT, heard);
+  /** Pod-clock ms of the last heartbeat or join: the group's own word that this member is in it (a fetch is not). */
+  let memberAt: number | undefined;
+  consumer.on(consumer.events.HEARTBEAT, () => {
+    heard();
+    memberAt = Date.now();
+  });
   consumer.on(consumer.events.FETCH, heard);
   let assigned: Assignment = [];
+  let memberId = '';
+  let joins = 0;
+  let rejoinFailed = false;
+  const handoffMs = options.handoffMs ?? 0;
+  const fence = handoffMs > 0
+    ? createHandoffFence({ store: options.fences?.store, keyPrefix: options.fences?.keyPrefix ?? '', group: groupId, metrics: options.metrics, logger })
+    : undefined;
+  const partsOf = (list: Assignment): Part[] => list.flatMap(({ topic, partitions }) => partitions.map((partition) => ({ topic, partition })));
 
   const owners = (list: Assignment): string[] => list.flatMap(({ topic, partitions }) => partitions.map((p) => ownerOf(topic, p)));
   let admin: Promise<Admin> | undefined;
@@ -115,30 +145,23 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   };
 
   /**
-   * Partitions gained wait for their previous owner's last commit, then start from it. One that
-   * has never been committed starts at once only when this consumer is alone in its group (a
-   * new group, or the others left: a graceful stop commits before it leaves). Otherwise it waits
-   * too: its previous owner may hold read messages that it parks and commits during this very
-   * rebalance (a tier partition read ahead has no commit until a message of it is released).
+   * Partitions gained wait until their previous owner released their fence (after its final
+   * commit of them; at most `handoffMs`), then start from the offset committed then. When this
+   * consumer is alone in its group (a new group, or the others left: a graceful stop commits
+   * before it leaves; a member dropped by the broker can commit nothing more) they start at once.
    */
-  const handOff = async (gained: Assignment): Promise<void> => {
-    const waitMs = options.handoffMs ?? 0;
-    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now() + waitMs + 5000);
+  const handOff = async (gained: Assignment, member: string): Promise<void> => {
+    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now() + handoffMs + 5000);
     const resume = (topic: string, p: number): void => pauser.pauseUntil(topic, p, options.clock.now());
+    const parts = partsOf(gained);
     try {
-      const waiting: Assignment = [];
-      const nobodyElse = await alone();
-      for (const { topic, partitions } of gained) {
-        // not alone, every gained partition waits: its commits need no reading before the wait
-        const committed = nobodyElse ? await committedOf(topic) : undefined;
-        const used = committed ? partitions.filter((p) => Number(committed.get(p) ?? -1) >= 0) : partitions;
-        for (const p of partitions.filter((q) => !used.includes(q))) resume(topic, p);
-        if (used.length > 0) waiting.push({ topic, partitions: used });
+      if (await alone().catch(() => false)) {
+        fence?.own(member, parts);
+        return;
       }
-      if (waiting.length === 0) return;
-      await new Promise((resolve) => void setTimer(() => resolve(undefined), waitMs).unref());
+      await fence?.acquire(member, parts, handoffMs);
       if (stopping) return;
-      for (const { topic, partitions } of waiting) {
+      for (const { topic, partitions } of gained) {
         const committed = await committedOf(topic);
         for (const p of partitions) {
           const offset = committed.get(p);
@@ -147,8 +170,30 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       }
     } catch (error) {
       logger.warn({ err: error }, 'the committed offsets of partitions gained could not be read again; they start where the group said');
+    } finally {
+      for (const { topic, partitions } of gained) for (const p of partitions) resume(topic, p);
     }
-    for (const { topic, partitions } of gained) for (const p of partitions) resume(topic, p);
+  };
+
+  /**
+   * After the final commit of partitions lost (what was held parked, the writes settled): what
+   * is still uncommitted is committed again for up to the margin of the hand-off bound, then
+   * their fences are released, so their new owner starts from that commit.
+   */
+  const releaseLost = async (lost: Part[], since: number): Promise<void> => {
+    if (!fence || lost.length === 0) return;
+    const key = ({ topic, partition }: Part): string => `${topic}/${partition}`;
+    const uncommitted = (): Part[] => {
+      const pending = new Set(tracker.pending().map(key));
+      return lost.filter((part) => pending.has(key(part)));
+    };
+    while (uncommitted().length > 0 && Date.now() < since + HANDOFF_BOUND_MS - 500 && !stopping) {
+      await new Promise((resolve) => setTimeout(resolve, 100).unref());
+      await committer.commitNow();
+    }
+    const left = uncommitted();
+    if (left.length > 0) logger.warn({ partitions: left }, 'partitions lost could not be committed in time; their new owner starts from their last commit (what was sent since may be sent again)');
+    await fence.release(lost);
   };
 
   consumer.on(consumer.events.REBALANCING, () => {
@@ -157,6 +202,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow()).catch(trouble('rebalance hand-over'));
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const joinedAt = Date.now();
     const next = Object.entries(payload.memberAssignment).map(([topic, partitions]) => ({ topic, partitions }));
     // Only what this consumer owned before and not now is lost (other flows' partitions share the hold).
     const before = new Set(owners(assigned));
@@ -165,10 +211,17 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     const gained = next
       .map(({ topic, partitions }) => ({ topic, partitions: partitions.filter((p) => !before.has(ownerOf(topic, p))) }))
       .filter(({ partitions }) => partitions.length > 0);
+    const lostParts = partsOf(assigned).filter(({ topic, partition }) => lost.has(ownerOf(topic, partition)));
     assigned = next;
+    memberId = payload.memberId;
+    joins += 1;
+    rejoinFailed = false;
     heard();
+    memberAt = Date.now();
     pauser.onAssignment(next);
-    const handedOff = (options.handoffMs ?? 0) > 0 && gained.length > 0 ? handOff(gained).catch(trouble('hand-off of partitions gained')) : undefined;
+    fence?.retain(partsOf(next));
+    fence?.own(memberId, partsOf(next).filter(({ topic, partition }) => before.has(ownerOf(topic, partition))));
+    const handedOff = fence && gained.length > 0 ? handOff(gained, memberId).catch(trouble('hand-off of partitions gained')) : undefined;
     // Ready once the first assignment is read: a replica joining a group whose other members
     // still own its partitions waits the hand-off first, and load sent the moment it said ready
     // found those partitions paused (a strict-spacing producer lost those slots for good).
@@ -180,6 +233,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     else if (!joined) void handedOff.then(ready);
     options.onJoin((owner) => lost.has(owner)).then(async () => {
       await committer.commitNow();
+      await releaseLost(lostParts, joinedAt);
       if (assigned === next) tracker.retain(next);
     }).catch(trouble('parking what partitions lost held'));
     logger.info({ group: groupId, assigned: next }, 'joined the group');
@@ -193,6 +247,77 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed');
   });
 
+  // ---- the out-of-group watchdog (see the file's comment)
+  const sessionMs = options.config?.sessionTimeout ?? CONSUMER_SETTINGS.sessionTimeout;
+  const rebalanceMs = options.config?.rebalanceTimeout ?? CONSUMER_SETTINGS.rebalanceTimeout;
+  const graceMs = options.watchdog?.graceMs ?? REJOIN_GRACE_MS;
+  let runConfig: Parameters<Consumer['run']>[0] | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
+  let watching = false;
+  /** When the broker's view of the group was first seen without this member (undefined: in it, or not looked). */
+  let outSince: number | undefined;
+
+  /** Whether the broker counts this member in its group; undefined when it does not answer (nothing to act on then). */
+  const inGroup = async (): Promise<boolean | undefined> => {
+    try {
+      const described = await within((async () => (await adminClient()).describeGroups([groupId]))(), Date.now() + Math.min(sessionMs, 3000));
+      return described === undefined ? undefined : (described.groups[0]?.members ?? []).some((m) => m.memberId === memberId);
+    } catch {
+      return undefined;
+    }
+  };
+
+  /** Stops forwarding (as for a rebalance), disconnects, connects and runs the consumer again; a join within a session and a rebalance timeout is success. */
+  const rejoin = async (): Promise<void> => {
+    const silentFor = Date.now() - (memberAt ?? Date.now());
+    logger.error({ group: groupId, memberId, silentMs: silentFor }, 'the consumer is out of its group (no heartbeat or join for a session timeout, and the group lacks it) and kafkajs did not rejoin: disconnecting and running it again');
+    const owned = new Set(owners(assigned));
+    const before = joins;
+    const started = Date.now();
+    await within(options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow()), started + 3000).catch(trouble('rebalance hand-over before a rejoin'));
+    const deadline = started + sessionMs + rebalanceMs;
+    try {
+      await within(consumer.disconnect(), Date.now() + 5000);
+      if (stopping) return;
+      await within(consumer.connect(), deadline);
+      if (stopping) return;
+      memberAt = Date.now(); // the broker answered again: the next silence counts from here
+      if (runConfig) await within(consumer.run(runConfig), deadline);
+    } catch (error) {
+      logger.error({ err: error }, 'running the consumer again failed');
+    }
+    while (joins === before && Date.now() < deadline && !stopping) await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    if (joins > before) {
+      logger.warn({ group: groupId, ms: Date.now() - started }, 'the consumer is back in its group');
+      return;
+    }
+    if (stopping) return;
+    rejoinFailed = true;
+    logger.error({ group: groupId, ms: Date.now() - started }, 'the consumer could not rejoin its group: /healthz fails until it does (it is tried again)');
+  };
+
+  const watch = async (): Promise<void> => {
+    if (watching || stopping || crashed || memberAt === undefined || runConfig === undefined) return;
+    watching = true;
+    try {
+      if (Date.now() - memberAt < sessionMs) {
+        outSince = undefined;
+        return;
+      }
+      const member = await inGroup();
+      if (member !== false) {
+        outSince = undefined;
+        return;
+      }
+      outSince ??= Date.now();
+      if (Date.now() - outSince < graceMs || Date.now() - memberAt < sessionMs) return;
+      outSince = undefined;
+      await rejoin();
+    } finally {
+      watching = false;
+    }
+  };
+
   return {
     pauser,
     async start(eachBatch) {
@@ -205,19 +330,28 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       if ((options.handoffMs ?? 0) > 0) await committedOf(options.topics[0]).catch(trouble('a first look at the group\'s commits'));
       await consumer.subscribe({ topics: [...options.topics], fromBeginning: true });
       heard();
-      await consumer.run({ autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, eachBatch });
+      runConfig = { autoCommit: false, eachBatchAutoResolve: false, partitionsConsumedConcurrently: options.partitionsConsumedConcurrently, eachBatch };
+      await consumer.run(runConfig);
+      memberAt ??= Date.now();
       committer.start();
+      watchdog = setInterval(() => void watch().catch(trouble('the group watchdog')), options.watchdog?.everyMs ?? 1000);
+      watchdog.unref();
     },
     joined: () => joined,
     crashed: () => crashed,
     silentMs: () => (heardAt === undefined || stopping || crashed ? 0 : Date.now() - heardAt),
+    rejoinFailed: () => rejoinFailed && !stopping,
     assignment: () => assigned,
     commitNow: () => committer.commitNow(),
     nudge: () => committer.nudge(),
     async stop(deadline) {
       stopping = true;
+      if (watchdog) clearInterval(watchdog);
       committer.stop();
       await within(committer.commitNow(), deadline);
+      // committed: whoever gets these partitions next may start them at once
+      fence?.close();
+      await within(fence?.release(partsOf(assigned)) ?? Promise.resolve(), Math.min(deadline, Date.now() + 1000));
       pauser.close();
       // consumer.stop() waits for a join in progress; past the deadline the process leaves anyway
       // (uncommitted work is delivered again: nothing is lost).

@@ -79,6 +79,12 @@ const createInstruments = (registry: Registry) => {
       labelNames: ['reason'],
       registers,
     }),
+    handoffExpired: new Counter({
+      name: 'sluice_handoff_waits_expired_total',
+      help: 'Partitions gained in a rebalance that started when the hand-off bound passed, by group and reason (timeout: the previous owner did not release the fence; store-error: Redis did not answer).',
+      labelNames: ['group', 'reason'],
+      registers,
+    }),
   };
 };
 
@@ -139,5 +145,6 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
     consumerJoined: (group, joined) => m.joined.set({ group }, joined ? 1 : 0),
     sendError: (destination, code) => m.sendErrors.inc({ destination, code }),
     lateReleasesIgnored: (reason, count) => m.lateIgnored.inc({ reason }, count),
+    handoffWaitExpired: (group, reason, count) => m.handoffExpired.inc({ group, reason }, count),
   };
 };

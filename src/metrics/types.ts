@@ -52,6 +52,8 @@ export interface Metrics {
   sendError?(destination: string, code: string): void;
   /** late releases heard from another replica and ignored (an entry, or a whole message), by reason. */
   lateReleasesIgnored?(reason: LateIgnoredReason, count: number): void;
+  /** partitions gained that started when the hand-off bound passed (src/flow/handoff-fence.ts): not released in time, or Redis down. */
+  handoffWaitExpired?(group: string, reason: 'timeout' | 'store-error', count: number): void;
 }
 
 /** A Metrics that records nothing, for commands that do not serve /metrics (drain, status). */

@@ -6,12 +6,13 @@ interface ConsumerState {
   crashed?: boolean;
   joined?: boolean;
   silentMs?: number;
+  rejoinFailed?: boolean;
 }
 
 // Changed: the provider reads the flows' consumers (ingress first, then the drainer of the retry
 // tiers) instead of an ingress consumer and an optional drainer; both flows exist from the start.
-const flow = ({ crashed = false, joined = true, silentMs = 0 }: ConsumerState = {}): Flow =>
-  ({ consumer: { crashed: () => crashed, joined: () => joined, silentMs: () => silentMs, assignment: () => [] } }) as unknown as Flow;
+const flow = ({ crashed = false, joined = true, silentMs = 0, rejoinFailed = false }: ConsumerState = {}): Flow =>
+  ({ consumer: { crashed: () => crashed, joined: () => joined, silentMs: () => silentMs, rejoinFailed: () => rejoinFailed, assignment: () => [] } }) as unknown as Flow;
 
 const stuckAfterMs = 300_000;
 const provider = (ingress: ConsumerState = {}, drainer: ConsumerState = {}, failing: SendTrouble[] = [], now = 1_000_000) =>
@@ -45,6 +46,12 @@ describe('liveness (/healthz)', () => {
     const silent = provider({}, { silentMs: stuckAfterMs });
     expect(silent.alive()).toBe(false);
     expect(silent.illness?.()).toBe('the consumer of group g.retry has not heard from its group (no heartbeat, fetch or join) for 300 s');
+  });
+
+  it('is not alive while a consumer that dropped out of its group could not rejoin it, and says which', () => {
+    const out = provider({ rejoinFailed: true });
+    expect(out.alive()).toBe(false);
+    expect(out.illness?.()).toBe('the consumer of group g dropped out of its group and could not rejoin');
   });
 
   it('is alive before either consumer has joined its group', () => {

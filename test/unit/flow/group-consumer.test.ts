@@ -4,7 +4,8 @@ import pino from 'pino';
 import { manualClock } from '../../../src/clock';
 import { createOffsetTracker } from '../../../src/commit/offset-tracker';
 import { ownerOf } from '../../../src/flow/flow-item';
-import { createGroupConsumer } from '../../../src/flow/group-consumer';
+import { createGroupConsumer, type GroupConsumerOptions } from '../../../src/flow/group-consumer';
+import type { FenceStore } from '../../../src/flow/handoff-fence';
 import { noMetrics } from '../../../src/metrics/types';
 import { waitFor } from '../../helpers/wait';
 
@@ -17,13 +18,13 @@ const fakeKafka = () => {
     on: (event: string, listener: (e: unknown) => void) => emitter.on(event, listener),
     pause: () => undefined,
     resume: () => undefined,
-    commitOffsets: jest.fn(async () => undefined),
+    commitOffsets: jest.fn(async (_points: unknown): Promise<void> => undefined),
     seek: jest.fn(),
     connect: async () => undefined,
     subscribe: async () => undefined,
-    run: async () => undefined,
+    run: jest.fn(async (): Promise<void> => undefined),
     stop: async () => undefined,
-    disconnect: async () => undefined,
+    disconnect: jest.fn(async () => undefined),
   };
   const calls: string[] = [];
   const committed = new Map<string, { partition: number; offset: string }[]>();
@@ -43,11 +44,11 @@ const fakeKafka = () => {
     what.forEach(({ topic, partitions }) => partitions.forEach((p) => act(`${topic}/${p}`)));
   consumer.pause = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.add(key))) as never;
   consumer.resume = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.delete(key))) as never;
-  const join = (assignment: Record<string, number[]>): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment } });
+  const join = (assignment: Record<string, number[]>, memberId = 'm0'): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment, memberId } });
   return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, admin, calls, committed, paused, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
 };
 
-const build = ({ handoffMs }: { handoffMs?: number } = {}) => {
+const build = ({ handoffMs, ...more }: { handoffMs?: number } & Partial<GroupConsumerOptions> = {}) => {
   const fake = fakeKafka();
   const joins: ((owner: string) => boolean)[] = [];
   const rebalancing = jest.fn(async (_owned: (owner: string) => boolean) => undefined);
@@ -55,7 +56,7 @@ const build = ({ handoffMs }: { handoffMs?: number } = {}) => {
   const group = createGroupConsumer({
     kafka: fake.kafka, groupId: 'g', topics: ['t.5s', 't.1m'], tracker, commitIntervalMs: 200,
     partitionsConsumedConcurrently: 1, clock: manualClock(0), metrics: noMetrics, logger: pino({ level: 'silent' }),
-    onRebalancing: rebalancing, onJoin: async (lost) => void joins.push(lost), handoffMs,
+    onRebalancing: rebalancing, onJoin: async (lost) => void joins.push(lost), handoffMs, ...more,
   });
   return { ...fake, group, joins, rebalancing, tracker };
 };
@@ -128,9 +129,9 @@ describe('when partitions gained wait for their previous owner\'s commit (handof
     calls.length = 0;
     join({ 't.5s': [0], 't.1m': [1] });
     expect([...paused].sort()).toEqual(['t.1m/1', 't.5s/0']); // until their commits are read
-    // never committed (a new group): read at once, without connecting again
+    // alone in its group (a new group): read at once, without connecting again or reading commits
     await until(() => paused.size === 0);
-    expect(calls).toEqual(['fetchOffsets t.5s', 'fetchOffsets t.1m']);
+    expect(calls).toEqual([]);
     await group.stop(Date.now() + 1_000);
     expect(calls).toContain('admin.disconnect');
   });
@@ -157,7 +158,8 @@ describe('when partitions gained wait for their previous owner\'s commit (handof
   });
 
   it('keeps a committed partition gained paused for the hand-off, reads its commit again, then resumes it', async () => {
-    const { group, join, calls, committed, paused, consumer } = build({ handoffMs: 50 });
+    const { group, join, calls, committed, paused, consumer, admin } = build({ handoffMs: 50 });
+    admin.members = 2;
     committed.set('t.5s', [{ partition: 0, offset: '42' }]);
     await group.start(async () => undefined);
     calls.length = 0;
@@ -165,9 +167,115 @@ describe('when partitions gained wait for their previous owner\'s commit (handof
     join({ 't.5s': [0] });
     await until(() => paused.size === 0);
     expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(45);
-    expect(calls).toEqual(['fetchOffsets t.5s', 'fetchOffsets t.5s']);
+    expect(calls).toEqual(['fetchOffsets t.5s']); // once, after the wait
     expect(consumer.seek).toHaveBeenCalledWith({ topic: 't.5s', partition: 0, offset: '42' });
     await group.stop(Date.now() + 1_000);
+  });
+});
+
+/** Fences in memory, shared by the consumers of a test (what Redis keeps). */
+const memoryFences = (): FenceStore & { values: Map<string, string> } => {
+  const values = new Map<string, string>();
+  return {
+    values,
+    claim: async (key, instance, value) => {
+      const v = values.get(key);
+      if (v !== undefined && !v.startsWith(`${instance}:`)) return false;
+      values.set(key, value);
+      return true;
+    },
+    release: async (key, instance) => {
+      if (values.get(key)?.startsWith(`${instance}:`)) values.delete(key);
+    },
+  };
+};
+
+describe('when a partition moves to another member (hand-off fences, issue 28)', () => {
+  it('the new owner starts it only once the old owner released it after its final commit, from that commit, however slow the old owner is', async () => {
+    const store = memoryFences();
+    const fences = { store, keyPrefix: 'p:' };
+    let park = async (): Promise<void> => undefined;
+    const oldOwner = build({ handoffMs: 3_000, fences, onJoin: () => park() });
+    const newOwner = build({ handoffMs: 3_000, fences });
+    for (const c of [oldOwner, newOwner]) c.admin.members = 2;
+    await oldOwner.group.start(async () => undefined);
+    await newOwner.group.start(async () => undefined);
+    oldOwner.join({ 't.5s': [0, 1] }, 'a');
+    await until(() => oldOwner.paused.size === 0);
+    expect([...store.values.keys()].sort()).toEqual(['p:handoff:{g}:t.5s:0', 'p:handoff:{g}:t.5s:1']);
+    // The old owner has acknowledged offsets 10-11 of t.5s/1 and holds 12, which it parks at the
+    // join — slowly: 600 ms (a stopped process, a slow broker), far beyond the old fixed 300 ms.
+    const offsets = oldOwner.tracker.partition('t.5s', 1);
+    offsets.track(10)();
+    offsets.track(11)();
+    const held = offsets.track(12);
+    park = () => new Promise<void>((resolve) => setTimeout(() => {
+      held();
+      resolve();
+    }, 600));
+    // What the old owner commits is what the new owner reads.
+    oldOwner.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
+      for (const p of points as { topic: string; partition: number; offset: string }[]) newOwner.committed.set(p.topic, [{ partition: p.partition, offset: p.offset }]);
+    });
+    await oldOwner.group.commitNow();
+    expect(newOwner.committed.get('t.5s')).toEqual([{ partition: 1, offset: '12' }]);
+    const startedAt = Date.now();
+    newOwner.join({ 't.5s': [1] }, 'b');
+    oldOwner.join({ 't.5s': [0] }, 'a');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(newOwner.paused.has('t.5s/1')).toBe(true); // not before the release
+    await waitFor(() => !newOwner.paused.has('t.5s/1'), { timeoutMs: 3_000, intervalMs: 5, message: 'the partition to start' });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(590);
+    expect(Date.now() - startedAt).toBeLessThan(2_000); // by the release, not the bound
+    expect(newOwner.consumer.seek).toHaveBeenLastCalledWith({ topic: 't.5s', partition: 1, offset: '13' });
+    expect(store.values.get('p:handoff:{g}:t.5s:1')).toMatch(/:b$/);
+    await Promise.all([oldOwner.group.stop(Date.now() + 1_000), newOwner.group.stop(Date.now() + 1_000)]);
+    expect(store.values.size).toBe(0); // a graceful stop releases what it owned
+  });
+});
+
+describe('when the consumer drops out of its group and kafkajs does not rejoin (issue 28)', () => {
+  const settings = { config: { sessionTimeout: 150, rebalanceTimeout: 150 }, watchdog: { everyMs: 20, graceMs: 60 } };
+
+  it('disconnects and runs it again once no heartbeat or join came for a session timeout and the group lacks it', async () => {
+    const c = build(settings);
+    await c.group.start(async () => undefined);
+    c.join({ 't.5s': [0] }, 'gone');
+    c.admin.members = 1; // the broker knows m0 only
+    c.consumer.run.mockImplementation(async () => c.join({ 't.5s': [0] }, 'm0'));
+    const runsBefore = c.consumer.run.mock.calls.length;
+    await waitFor(() => c.consumer.run.mock.calls.length > runsBefore, { timeoutMs: 2_000, intervalMs: 5, message: 'a rejoin' });
+    expect(c.consumer.disconnect).toHaveBeenCalled();
+    expect(c.rebalancing).toHaveBeenCalled(); // forwards held back first, as for a rebalance
+    expect(c.group.rejoinFailed()).toBe(false);
+    await c.group.stop(Date.now() + 1_000);
+  });
+
+  it('leaves a member alone while heartbeats come, or while the group counts it (a long rebalance)', async () => {
+    const c = build(settings);
+    await c.group.start(async () => undefined);
+    c.join({ 't.5s': [0] }, 'm0'); // in the group as the broker sees it
+    const runs = c.consumer.run.mock.calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    c.join({ 't.5s': [0] }, 'gone');
+    c.admin.members = 0;
+    const beat = setInterval(() => c.emit(c.consumer.events.HEARTBEAT), 30);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    clearInterval(beat);
+    expect(c.consumer.run.mock.calls.length).toBe(runs);
+    expect(c.consumer.disconnect).not.toHaveBeenCalled();
+    await c.group.stop(Date.now() + 1_000);
+  });
+
+  it('says so (/healthz) when running it again did not bring it back, and no more once it joins', async () => {
+    const c = build(settings);
+    await c.group.start(async () => undefined);
+    c.join({ 't.5s': [0] }, 'gone');
+    c.admin.members = 0;
+    await waitFor(() => c.group.rejoinFailed(), { timeoutMs: 3_000, intervalMs: 5, message: 'the failed rejoin to be reported' });
+    c.join({ 't.5s': [0] }, 'back');
+    expect(c.group.rejoinFailed()).toBe(false);
+    await c.group.stop(Date.now() + 1_000);
   });
 });
 
