@@ -5,8 +5,6 @@
  * producer takes its place. The evicted producer's series is folded into `other` by the caller,
  * so the sum over all labels never goes down. Pure and synchronous; no prom-client here.
  */
-import { type HeapEntry, MinHeap } from '../hold/min-heap';
-
 export const OTHER = 'other';
 
 export interface Admission {
@@ -34,27 +32,35 @@ interface Counter {
   error: number; // by at most this much
 }
 
+/** Where `x` is or would go in the ascending `sorted` (binary search). */
+const indexIn = (sorted: readonly number[], x: number): number => {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+};
+
 /**
  * A Space-Saving sketch of `capacity` counters: a newcomer replaces the smallest counter and
  * inherits its count as possible error. Returns the guaranteed count (count − error), so one-off
- * ids never look heavy however many of them pass. The smallest counter is found in O(log
- * capacity), not by a scan (a flood of one-off ids replaces it at every id): counters are filed
- * by count, a set per count, and the counts sit in a min-heap; a count no longer filed is dropped
- * when it surfaces, and the heap is rebuilt when such counts outnumber the filed ones.
+ * ids never look heavy however many of them pass. The smallest counter is found without a scan
+ * (a flood of one-off ids replaces it at every id): counters are filed by count, a set per
+ * count, and the distinct counts are kept sorted (at most `capacity` of them, a handful in a
+ * flood, where every counter holds nearly the same count).
  */
 const createSketch = (capacity: number) => {
   const counters = new Map<string, Counter>();
   const byCount = new Map<number, Set<string>>();
-  const heap = new MinHeap<HeapEntry>();
+  const counts: number[] = []; // the keys of byCount, ascending
   const file = (key: string, count: number): void => {
     let keys = byCount.get(count);
     if (keys === undefined) {
       byCount.set(count, (keys = new Set()));
-      heap.push({ at: count, seq: 0 });
-      if (heap.size > 4 * byCount.size + 16) {
-        heap.drain();
-        for (const c of byCount.keys()) heap.push({ at: c, seq: 0 });
-      }
+      counts.splice(indexIn(counts, count), 0, count);
     }
     keys.add(key);
   };
@@ -62,14 +68,13 @@ const createSketch = (capacity: number) => {
     const keys = byCount.get(count);
     if (keys === undefined) return;
     keys.delete(key);
-    if (keys.size === 0) byCount.delete(count);
+    if (keys.size > 0) return;
+    byCount.delete(count);
+    counts.splice(indexIn(counts, count), 1);
   };
   const smallest = (): [string, number] | undefined => {
-    for (let top = heap.peek(); top !== undefined; heap.pop(), top = heap.peek()) {
-      const keys = byCount.get(top.at);
-      if (keys !== undefined) return [keys.values().next().value as string, top.at];
-    }
-    return undefined;
+    const keys = counts.length === 0 ? undefined : byCount.get(counts[0]);
+    return keys === undefined ? undefined : [keys.values().next().value as string, counts[0]];
   };
   return {
     add(key: string, n: number): number {
