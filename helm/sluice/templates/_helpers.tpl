@@ -80,6 +80,8 @@ equal to the schema; a key in .Values.config that is not here stops the render.
 {{- $_ := set $names "mode" "SLUICE_MODE" }}
 {{- $_ := set $names "http.host" "SLUICE_HTTP_HOST" }}
 {{- $_ := set $names "http.port" "SLUICE_HTTP_PORT" }}
+{{- $_ := set $names "http.adminHost" "SLUICE_HTTP_ADMIN_HOST" }}
+{{- $_ := set $names "http.adminPort" "SLUICE_HTTP_ADMIN_PORT" }}
 {{- $_ := set $names "http.adminToken" "SLUICE_HTTP_ADMIN_TOKEN" }}
 {{- $_ := set $names "usage.resolutions" "SLUICE_USAGE_RESOLUTIONS" }}
 {{- $_ := set $names "log.level" "SLUICE_LOG_LEVEL" }}

@@ -77,6 +77,12 @@ describe('helm chart', () => {
       expect(one(manifests, 'Service').spec.ports[0]).toMatchObject({ targetPort: 'http', port: 9464 });
     });
 
+    it('keeps the admin listener (/v1/*) on loopback: neither a container port nor in the Service', () => {
+      expect(env).toMatchObject({ SLUICE_HTTP_ADMIN_HOST: '127.0.0.1', SLUICE_HTTP_ADMIN_PORT: '9465' });
+      expect(c.ports.map((p: Container) => p.containerPort)).not.toContain(9465);
+      expect(one(manifests, 'Service').spec.ports).toHaveLength(1);
+    });
+
     it('runs non-root with a read-only root filesystem and no capabilities, with resources set', () => {
       expectHardened(deployment, c);
       expect(c.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
@@ -190,6 +196,15 @@ describe('helm chart', () => {
       expect(result.status).not.toBe(0);
       expect(result.stderr).toContain("values don't meet the specifications of the schema");
       expect(result.stderr).toContain(message);
+    });
+
+    it('refuses an admin listener off loopback without a token, and takes it with one', () => {
+      const refused = runHelm(['template', 'x', '.', '--set', 'config.http.adminHost=0.0.0.0']);
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain("at '/config/http/adminToken/secretName'");
+      const accepted = runHelm(['template', 'x', '.', '--set', 'config.http.adminHost=0.0.0.0,config.http.adminToken.secretName=sluice-admin']);
+      expect(accepted.stderr).toBe('');
+      expect(accepted.status).toBe(0);
     });
 
     it('refuses a literal password where a Secret reference belongs', () => {
