@@ -3,16 +3,27 @@
  * environment variable is always a string; a config file may give numbers, booleans or
  * lists) into the typed value, or returns undefined; `expected` says what was wanted.
  */
+import { formatDuration, readByteSize, readDuration, type Reading } from '../units';
 import { resolutionsFormat } from '../usage/resolutions';
-import { parseByteSize, parseDuration } from './units';
+
+/** What a format makes of a value: the typed value, or a refusal with why, when it can say. */
+export type Parsed = { value: unknown } | { reason?: string } | undefined;
 
 export interface ValueFormat {
   name: string;
   expected: string;
-  parse(value: unknown): { value: unknown } | undefined;
+  parse(value: unknown): Parsed;
 }
 
 const ok = (value: unknown) => ({ value });
+
+/** A quantity of the shared grammar (src/units) that must be above zero. */
+const positive = (read: Reading<number>): Parsed => {
+  if (!read.ok) return { reason: read.reason };
+  return read.value > 0 ? ok(read.value) : { reason: 'zero is not allowed here' };
+};
+
+const DURATION_EXAMPLES = 'such as 500ms, 5s, 1m, 1h or 1d';
 
 const parseInteger = (value: unknown, min: number, max: number): { value: unknown } | undefined => {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
@@ -83,30 +94,35 @@ export const formats: readonly ValueFormat[] = [
   { name: 'sluice-port', expected: 'a port number from 0 to 65535', parse: (v) => parseInteger(v, 0, 65535) },
   {
     name: 'sluice-duration',
-    expected: 'a duration > 0 such as 500ms, 5s, 1m, 1h or 1d (a plain number is milliseconds)',
-    parse: (v) => {
-      const ms = parseDuration(v);
-      return ms !== undefined && ms > 0 ? ok(ms) : undefined;
-    },
+    expected: `a duration > 0 ${DURATION_EXAMPLES}`,
+    parse: (v) => positive(readDuration(v)),
+  },
+  {
+    name: 'sluice-duration-ms',
+    expected: `a duration > 0 ${DURATION_EXAMPLES}, or a whole number of milliseconds`,
+    parse: (v) => positive(readDuration(v, { plain: 'ms' })),
   },
   {
     name: 'sluice-durations',
     expected: 'a comma-separated list of distinct durations > 0, e.g. 5s,1m,10m,1h',
     parse: (v) => {
       const list = parseList(v);
-      const ms = list?.map(parseDuration);
-      if (!ms || ms.length === 0 || ms.some((d) => d === undefined || d <= 0)) return undefined;
-      const sorted = (ms as number[]).slice().sort((a, b) => a - b);
-      return new Set(sorted).size === sorted.length ? ok(sorted) : undefined;
+      if (!list || list.length === 0) return undefined;
+      const ms: number[] = [];
+      for (const item of list) {
+        const read = positive(readDuration(item));
+        if (!read || !('value' in read)) return { reason: `${JSON.stringify(item)}: ${read?.reason ?? 'not a duration'}` };
+        ms.push(read.value as number);
+      }
+      const sorted = ms.sort((a, b) => a - b);
+      const repeated = sorted.find((d, i) => sorted[i + 1] === d);
+      return repeated === undefined ? ok(sorted) : { reason: `${formatDuration(repeated)} twice` };
     },
   },
   {
     name: 'sluice-byte-size',
     expected: 'a size > 0 in bytes, or with a unit such as 512KiB, 64MiB or 1GB',
-    parse: (v) => {
-      const bytes = parseByteSize(v);
-      return bytes !== undefined && bytes > 0 ? ok(bytes) : undefined;
-    },
+    parse: (v) => positive(readByteSize(v, { plain: 'bytes' })),
   },
   {
     name: 'sluice-redis-url',

@@ -4,14 +4,15 @@
  * CONFIG_INVALID error, one line each, naming the key, the value (secrets masked), where the
  * value came from and what was expected.
  */
-import convict from 'convict';
+import type convict from 'convict';
 import { SluiceError } from '../errors';
 import { buildConfig, crossCheck } from './build-config';
 import { readConfigFile, unknownKeys } from './config-file';
+import { convictSettings, validateSettings, type FormatRefusal } from './convict-formats';
 import { deepFreeze } from './deep-freeze';
-import { enumFormat, formatByName, formats, type ValueFormat } from './formats';
+import { enumFormat, formatByName, type ValueFormat } from './formats';
 import { displayValue } from './redact';
-import { flattenSchema, schema, type FlatSetting } from './schema';
+import { flattenSchema, type FlatSetting } from './schema';
 import type { Config } from './types';
 
 export interface LoadConfigOptions {
@@ -23,21 +24,6 @@ export interface LoadConfigOptions {
   /** false: topics.ingress and topics.downstream may be empty (commands that use no topic, e.g. quotas check). */
   requireTopics?: boolean;
 }
-
-let formatsRegistered = false;
-/** convict refuses unknown format names: register ours once (validation itself is ours, below). */
-const registerFormats = (): void => {
-  if (formatsRegistered) return;
-  for (const format of formats) {
-    convict.addFormat({
-      name: format.name,
-      validate: (value: unknown) => {
-        if (!format.parse(value)) throw new Error(`expected ${format.expected}`);
-      },
-    });
-  }
-  formatsRegistered = true;
-};
 
 const formatOf = (setting: FlatSetting): ValueFormat =>
   typeof setting.format === 'string' ? (formatByName(setting.format) as ValueFormat) : enumFormat(setting.format);
@@ -65,21 +51,33 @@ const sourceOf = (setting: FlatSetting, sources: Sources): string => {
   return 'the default';
 };
 
-const validateValues = (settings: convict.Config<unknown>, sources: Sources, requireTopics: boolean) => {
+const refusalLine = (setting: FlatSetting, refusal: FormatRefusal, sources: Sources): string =>
+  `${setting.key} = ${displayValue(setting, refusal.value)} (${sourceOf(setting, sources)}): expected ${refusal.format.expected}${refusal.reason === undefined ? '' : ` (${refusal.reason})`}`;
+
+/**
+ * convict validates every value; the values are then typed by the same formats, and two checks
+ * convict has no words for are added: required topics (per command) and SASL credentials
+ * without a mechanism. Problems come in schema order.
+ */
+const checkValues = (settings: convict.Config<unknown>, sources: Sources, requireTopics: boolean) => {
+  const { refused, other } = validateSettings(settings);
+  const refusedKeys = new Map(refused.map((refusal) => [refusal.fullName, refusal]));
   const values: Record<string, unknown> = {};
   const errors: string[] = [];
   for (const setting of flattenSchema()) {
-    const raw: unknown = settings.get(setting.key as never);
-    const format = formatOf(setting);
-    const parsed = format.parse(raw);
-    if (!parsed) {
-      errors.push(`${setting.key} = ${displayValue(setting, raw)} (${sourceOf(setting, sources)}): expected ${format.expected}`);
-    } else if (setting.required && requireTopics && parsed.value === '') {
+    const refusal = refusedKeys.get(setting.key);
+    if (refusal) {
+      errors.push(refusalLine(setting, refusal, sources));
+      continue;
+    }
+    const parsed = formatOf(setting).parse(settings.get(setting.key as never)) as { value: unknown };
+    if (setting.required && requireTopics && parsed.value === '') {
       errors.push(`${setting.key} is required: set ${setting.env} (or ${setting.key} in the config file)`);
     } else {
       values[setting.key] = parsed.value;
     }
   }
+  errors.push(...other);
   if (values['kafka.sasl.mechanism'] === '' && (values['kafka.sasl.username'] || values['kafka.sasl.password'])) {
     errors.push('kafka.sasl.mechanism is empty but a SASL user name or password is set: set SLUICE_KAFKA_SASL_MECHANISM');
   }
@@ -92,7 +90,6 @@ const fail = (errors: string[]): never => {
 
 /** Loads, validates and freezes the settings; throws SluiceError CONFIG_INVALID on any problem. */
 export const loadConfig = (options: LoadConfigOptions): Config => {
-  registerFormats();
   const file = options.file ?? (options.env.SLUICE_CONFIG || undefined);
   const content = file ? readConfigFile(file) : {};
   const args = options.args ?? {};
@@ -103,12 +100,12 @@ export const loadConfig = (options: LoadConfigOptions): Config => {
   ];
   if (keyErrors.length > 0) fail(keyErrors);
 
-  const settings = convict(schema as unknown as convict.Schema<unknown>, { env: options.env, args: [] });
+  const settings = convictSettings(options.env);
   settings.load(content);
   for (const [key, value] of Object.entries(args)) settings.set(key as never, value as never);
 
   const requireTopics = options.requireTopics ?? true;
-  const { values, errors } = validateValues(settings, { env: options.env, file, content, args }, requireTopics);
+  const { values, errors } = checkValues(settings, { env: options.env, file, content, args }, requireTopics);
   if (errors.length > 0) fail(errors);
   const config = buildConfig(values);
   const crossErrors = crossCheck(config, { requireTopics });

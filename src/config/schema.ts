@@ -33,8 +33,8 @@ export const schema = {
       username: { doc: 'SASL user name (required with a mechanism).', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SASL_USERNAME' },
       password: { doc: 'SASL password (required with a mechanism); never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_KAFKA_SASL_PASSWORD', sensitive: true },
     },
-    connectionTimeoutMs: { doc: 'How long to wait for a broker connection; at start, a cluster not reached in this time ends the command with exit 2.', format: 'sluice-duration', default: 10000, env: 'SLUICE_KAFKA_CONNECTION_TIMEOUT_MS' },
-    stuckAfterMs: { doc: 'How long Kafka trouble may last before /healthz fails: a topic refusing every send (the stuck messages are retried, never skipped; only their source partitions wait), or a consumer that has not heard from its group (no heartbeat, fetch or join).', format: 'sluice-duration', default: 300000, env: 'SLUICE_KAFKA_STUCK_AFTER_MS' },
+    connectionTimeoutMs: { doc: 'How long to wait for a broker connection; at start, a cluster not reached in this time ends the command with exit 2.', format: 'sluice-duration-ms', default: 10000, env: 'SLUICE_KAFKA_CONNECTION_TIMEOUT_MS' },
+    stuckAfterMs: { doc: 'How long Kafka trouble may last before /healthz fails: a topic refusing every send (the stuck messages are retried, never skipped; only their source partitions wait), or a consumer that has not heard from its group (no heartbeat, fetch or join).', format: 'sluice-duration-ms', default: 300000, env: 'SLUICE_KAFKA_STUCK_AFTER_MS' },
   },
   topics: {
     ingress: { doc: 'Topic the producers write to; sluice consumes it.', format: 'sluice-topic', default: '', env: 'SLUICE_INGRESS_TOPIC', required: true },
@@ -51,12 +51,12 @@ export const schema = {
     maxAge: { doc: 'A message older than this since first seen is dead-lettered.', format: 'sluice-duration', default: '1d', env: 'SLUICE_RETRY_MAX_AGE' },
   },
   hold: {
-    maxMs: { doc: 'Longest wait held in memory; longer waits are parked. At least the smallest tier.', format: 'sluice-duration', default: 5000, env: 'SLUICE_HOLD_MAX_MS' },
+    maxMs: { doc: 'Longest wait held in memory; longer waits are parked. At least the smallest tier.', format: 'sluice-duration-ms', default: 5000, env: 'SLUICE_HOLD_MAX_MS' },
     maxMessages: { doc: 'Most messages held in memory at once; past it the consumer pauses.', format: 'sluice-positive-int', default: 10000, env: 'SLUICE_HOLD_MAX_MESSAGES' },
     maxBytes: { doc: 'Most message bytes held in memory at once; past it the consumer pauses.', format: 'sluice-byte-size', default: '64MiB', env: 'SLUICE_HOLD_MAX_BYTES' },
   },
   commit: {
-    intervalMs: { doc: 'How often acknowledged offsets are committed.', format: 'sluice-duration', default: 200, env: 'SLUICE_COMMIT_INTERVAL_MS' },
+    intervalMs: { doc: 'How often acknowledged offsets are committed.', format: 'sluice-duration-ms', default: 200, env: 'SLUICE_COMMIT_INTERVAL_MS' },
   },
   identity: {
     source: { doc: 'Where the producer id is read: a header or the message key.', format: ['header', 'key'], default: 'header', env: 'SLUICE_IDENTITY_SOURCE' },
@@ -69,7 +69,7 @@ export const schema = {
     password: { doc: 'Redis password (standalone and cluster); overrides one in redis.url; never logged.', format: 'sluice-optional-string', default: '', env: 'SLUICE_REDIS_PASSWORD', sensitive: true },
     tls: { doc: 'Connect to Redis with TLS, system CAs (on by itself for a rediss:// URL); the way to TLS with redis.clusterNodes.', format: 'sluice-boolean', default: false, env: 'SLUICE_REDIS_TLS' },
     keyPrefix: { doc: 'Prefix of every Redis key; two deployments sharing a Redis use different prefixes.', format: 'sluice-key-prefix', default: 'sluice:', env: 'SLUICE_REDIS_KEY_PREFIX' },
-    timeoutMs: { doc: 'Timeout of one Redis command; past it the store-error policy applies.', format: 'sluice-duration', default: 50, env: 'SLUICE_REDIS_TIMEOUT_MS' },
+    timeoutMs: { doc: 'Timeout of one Redis command; past it the store-error policy applies.', format: 'sluice-duration-ms', default: 50, env: 'SLUICE_REDIS_TIMEOUT_MS' },
   },
   quotas: {
     file: { doc: 'Quota file (YAML); reloaded when it changes on disk.', format: 'sluice-string', default: 'config/quotas.yaml', env: 'SLUICE_QUOTAS_FILE' },

@@ -1,36 +1,23 @@
 /**
- * The rate syntax of the quota file, parsed into plain numbers. Every parser takes the
- * field name it reads so its error says where the problem is and what was expected.
+ * The rate syntax of the quota file, parsed into plain numbers. Durations and sizes follow
+ * the one quantity grammar of src/units (shared with the settings). Every parser takes the
+ * field name it reads so its error says where the problem is, what was expected and why.
  *
- *   duration   "500ms" "10s" "1m" "1.5h" "1d"            → milliseconds
+ *   duration   "500ms" "10s" "1m" "1.5h" "1d"            → milliseconds (whole)
  *   rate       "20/s" "1000/h" "5/10s" (N per duration)   → { count, perMs, intervalMs }
  *   byte rate  "512KiB/s" "10MB/m" (B KB KiB MB MiB GB GiB) → { bytes, perMs, intervalMs per byte }
  *   queue      a duration ("1m") or a count of messages (30, "30")
  *   window     "1000/h", "1000/h fixed" or { max, per, window }
  *
  * A per-part without a number ("/h") is one unit; "N/<duration>" such as "5/10s" is N per
- * that duration. Units are case-sensitive: m is minutes, ms milliseconds.
+ * that duration. No spaces inside a value. Units are case-sensitive: m is minutes, ms milliseconds.
  */
 import { SluiceError } from '../errors';
+import { DURATION, readByteSize, readDuration, type Reading } from '../units';
 import type { WindowKind } from './types';
 
-const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const byteUnits: Record<string, number> = {
-  B: 1,
-  KB: 1000,
-  KiB: 1024,
-  MB: 1000 ** 2,
-  MiB: 1024 ** 2,
-  GB: 1000 ** 3,
-  GiB: 1024 ** 3,
-};
 const windowKinds: WindowKind[] = ['sliding', 'fixed', 'log'];
-
-const NUMBER = '(\\d+(?:\\.\\d+)?)';
-const DURATION = new RegExp(`^${NUMBER}(ms|s|m|h|d)$`);
-const PER = '(\\d+(?:\\.\\d+)?)?(ms|s|m|h|d)';
-const RATE = new RegExp(`^${NUMBER}\\s*/\\s*${PER}$`);
-const BYTE_RATE = new RegExp(`^${NUMBER}\\s*(B|KB|KiB|MB|MiB|GB|GiB)\\s*/\\s*${PER}$`);
+const COUNT = /^\d+(?:\.\d+)?$/;
 
 export interface Rate {
   count: number;
@@ -56,9 +43,9 @@ export class RateSyntaxError extends SluiceError {
   }
 }
 
-const invalid = (field: string, expected: string, value: unknown, sub?: string): RateSyntaxError =>
+const invalid = (field: string, expected: string, value: unknown, sub?: string, reason?: string): RateSyntaxError =>
   new RateSyntaxError(
-    `${field}${sub === undefined ? '' : `.${sub}`}: expected ${expected}, got ${JSON.stringify(value)}`,
+    `${field}${sub === undefined ? '' : `.${sub}`}: expected ${expected}, got ${JSON.stringify(value)}${reason === undefined ? '' : ` (${reason})`}`,
     sub === undefined ? [] : [sub],
   );
 
@@ -66,34 +53,49 @@ const DURATION_HELP = 'a duration such as "500ms", "10s", "1m", "1h" or "1d"';
 const RATE_HELP = 'a rate N/s, N/m, N/h, N/d or N/<duration> such as "20/s", "1000/h" or "5/10s"';
 const BYTE_HELP = 'a byte rate such as "512KiB/s" (units B, KB, KiB, MB, MiB, GB, GiB; per s, m, h, d)';
 
-const perToMs = (amount: string | undefined, unit: string): number =>
-  (amount === undefined ? 1 : Number(amount)) * unitMs[unit];
+/** The per-part of a rate: a duration ("10s") or a bare unit ("s", one of it). */
+const readPer = (text: string): Reading<number> =>
+  Object.prototype.hasOwnProperty.call(DURATION.units, text) ? { ok: true, value: DURATION.units[text] } : readDuration(text);
 
 /** "1m" → 60000. Zero is allowed ("0s"); negative values cannot be written. */
 export const parseDuration = (value: unknown, field: string): number => {
-  const match = typeof value === 'string' ? DURATION.exec(value.trim()) : null;
-  if (!match) throw invalid(field, DURATION_HELP, value);
-  return Number(match[1]) * unitMs[match[2]];
+  const read = readDuration(value);
+  if (!read.ok) throw invalid(field, DURATION_HELP, value, undefined, read.reason);
+  return read.value;
+};
+
+/** Splits "N/per" into its two parts, or says why it cannot. */
+const splitRate = (value: unknown): { ok: true; value: [string, string] } | { ok: false; reason?: string } => {
+  if (typeof value !== 'string') return { ok: false };
+  const parts = value.trim().split('/');
+  if (parts.length !== 2) return { ok: false };
+  if (parts.some((part) => part !== part.trim())) return { ok: false, reason: 'no spaces inside a rate' };
+  return { ok: true, value: [parts[0], parts[1]] };
 };
 
 /** "20/s" → { count: 20, perMs: 1000, intervalMs: 50 }. */
 export const parseRate = (value: unknown, field: string): Rate => {
-  const match = typeof value === 'string' ? RATE.exec(value.trim()) : null;
-  if (!match) throw invalid(field, RATE_HELP, value);
-  const count = Number(match[1]);
-  const perMs = perToMs(match[2], match[3]);
-  if (!(count > 0) || !(perMs > 0)) throw invalid(field, `${RATE_HELP}, with N and the duration above zero`, value);
-  return { count, perMs, intervalMs: perMs / count };
+  const parts = splitRate(value);
+  if (!parts.ok) throw invalid(field, RATE_HELP, value, undefined, parts.reason);
+  const [amount, per] = parts.value;
+  if (!COUNT.test(amount)) throw invalid(field, RATE_HELP, value);
+  const perMs = readPer(per);
+  if (!perMs.ok) throw invalid(field, RATE_HELP, value, undefined, perMs.reason);
+  const count = Number(amount);
+  if (!(count > 0) || !(perMs.value > 0)) throw invalid(field, `${RATE_HELP}, with N and the duration above zero`, value);
+  return { count, perMs: perMs.value, intervalMs: perMs.value / count };
 };
 
 /** "512KiB/s" → { count: 524288, perMs: 1000, intervalMs: ms per byte }. */
 export const parseByteRate = (value: unknown, field: string): Rate => {
-  const match = typeof value === 'string' ? BYTE_RATE.exec(value.trim()) : null;
-  if (!match) throw invalid(field, BYTE_HELP, value);
-  const count = Number(match[1]) * byteUnits[match[2]];
-  const perMs = perToMs(match[3], match[4]);
-  if (!(count > 0) || !(perMs > 0)) throw invalid(field, `${BYTE_HELP}, above zero`, value);
-  return { count, perMs, intervalMs: perMs / count };
+  const parts = splitRate(value);
+  if (!parts.ok) throw invalid(field, BYTE_HELP, value, undefined, parts.reason);
+  const bytes = readByteSize(parts.value[0]);
+  const perMs = readPer(parts.value[1]);
+  const problem = !bytes.ok ? bytes.reason : !perMs.ok ? perMs.reason : undefined;
+  if (!bytes.ok || !perMs.ok) throw invalid(field, BYTE_HELP, value, undefined, problem);
+  if (!(bytes.value > 0) || !(perMs.value > 0)) throw invalid(field, `${BYTE_HELP}, above zero`, value);
+  return { count: bytes.value, perMs: perMs.value, intervalMs: perMs.value / bytes.value };
 };
 
 export type Queue = { kind: 'duration'; ms: number } | { kind: 'count'; messages: number };
@@ -106,8 +108,9 @@ export const parseQueue = (value: unknown, field: string): Queue => {
     if (!Number.isInteger(asCount) || asCount < 0) throw invalid(field, expected, value);
     return { kind: 'count', messages: asCount };
   }
-  if (typeof value !== 'string' || !DURATION.test(value.trim())) throw invalid(field, expected, value);
-  return { kind: 'duration', ms: parseDuration(value, field) };
+  const read = readDuration(value);
+  if (!read.ok) throw invalid(field, expected, value, undefined, read.reason);
+  return { kind: 'duration', ms: read.value };
 };
 
 const parseWindowString = (value: string, field: string): ParsedWindow => {
@@ -134,11 +137,10 @@ const parseWindowObject = (value: Record<string, unknown>, field: string): Parse
     throw invalid(field, 'a whole number of at least 1', max, 'max');
   }
   const per = value.per;
-  const unitOnly = typeof per === 'string' && per.trim() in unitMs ? `1${per.trim()}` : per;
   const perHelp = `${DURATION_HELP}, or a unit s, m, h or d`;
-  const match = typeof unitOnly === 'string' ? DURATION.exec(unitOnly.trim()) : null;
-  if (!match) throw invalid(field, perHelp, per, 'per');
-  const windowMs = Number(match[1]) * unitMs[match[2]];
+  const read = typeof per === 'string' ? readPer(per.trim()) : readDuration(per);
+  if (!read.ok) throw invalid(field, perHelp, per, 'per', read.reason);
+  const windowMs = read.value;
   if (!(windowMs > 0)) throw invalid(field, 'a duration above zero', per, 'per');
   const kind = value.window ?? 'sliding';
   if (!windowKinds.includes(kind as WindowKind)) throw invalid(field, 'sliding, fixed or log', kind, 'window');

@@ -94,7 +94,7 @@ describe('sluice quotas check', () => {
     it('says which and exits 1', () => {
       const { code, err } = check(fixture('contract-example.yaml'), { SLUICE_RETRY_MAX_AGE: 'soon' });
       expect(code).toBe(1);
-      expect(err).toBe('retry.maxAge = "soon" (from SLUICE_RETRY_MAX_AGE): expected a duration > 0 such as 500ms, 5s, 1m, 1h or 1d (a plain number is milliseconds)\n');
+      expect(err).toBe('retry.maxAge = "soon" (from SLUICE_RETRY_MAX_AGE): expected a duration > 0 such as 500ms, 5s, 1m, 1h or 1d (not a number followed by a unit)\n');
     });
   });
 

@@ -169,9 +169,10 @@ describe('loadConfig', () => {
       ['a bad broker list', { ...topics, SLUICE_KAFKA_BROKERS: 'localhost' }, 'kafka.brokers = "localhost" (from SLUICE_KAFKA_BROKERS): expected a comma-separated list of host:port, e.g. 127.0.0.1:9092'],
       ['a bad boolean', { ...topics, SLUICE_TOPICS_CREATE: 'maybe' }, 'topics.create = "maybe" (from SLUICE_TOPICS_CREATE): expected true or false'],
       ['a bad number', { ...topics, SLUICE_RETRY_MAX_ATTEMPTS: '0' }, 'retry.maxAttempts = "0" (from SLUICE_RETRY_MAX_ATTEMPTS): expected a whole number ≥ 1'],
-      ['a bad duration', { ...topics, SLUICE_RETRY_MAX_AGE: 'forever' }, 'retry.maxAge = "forever" (from SLUICE_RETRY_MAX_AGE): expected a duration > 0 such as 500ms, 5s, 1m, 1h or 1d (a plain number is milliseconds)'],
-      ['duplicate tiers', { ...topics, SLUICE_RETRY_TIERS: '5s,5000ms' }, 'retry.tiers = "5s,5000ms" (from SLUICE_RETRY_TIERS): expected a comma-separated list of distinct durations > 0, e.g. 5s,1m,10m,1h'],
-      ['a zero tier', { ...topics, SLUICE_RETRY_TIERS: '0s,1m' }, 'retry.tiers = "0s,1m" (from SLUICE_RETRY_TIERS): expected a comma-separated list of distinct durations > 0, e.g. 5s,1m,10m,1h'],
+      ['a bad duration', { ...topics, SLUICE_RETRY_MAX_AGE: 'forever' }, 'retry.maxAge = "forever" (from SLUICE_RETRY_MAX_AGE): expected a duration > 0 such as 500ms, 5s, 1m, 1h or 1d (not a number followed by a unit)'],
+      ['duplicate tiers', { ...topics, SLUICE_RETRY_TIERS: '5s,5000ms' }, 'retry.tiers = "5s,5000ms" (from SLUICE_RETRY_TIERS): expected a comma-separated list of distinct durations > 0, e.g. 5s,1m,10m,1h (5s twice)'],
+      ['a zero tier', { ...topics, SLUICE_RETRY_TIERS: '0s,1m' }, 'retry.tiers = "0s,1m" (from SLUICE_RETRY_TIERS): expected a comma-separated list of distinct durations > 0, e.g. 5s,1m,10m,1h ("0s": zero is not allowed here)'],
+      ['a hold size in unknown units', { ...topics, SLUICE_HOLD_MAX_BYTES: '64mb' }, 'hold.maxBytes = "64mb" (from SLUICE_HOLD_MAX_BYTES): expected a size > 0 in bytes, or with a unit such as 512KiB, 64MiB or 1GB (unknown unit "mb"; the units are B, KB, KiB, MB, MiB, GB, GiB, case-sensitive)'],
       ['an unknown enum value', { ...topics, SLUICE_ON_STORE_ERROR: 'drop' }, 'limiter.onStoreError = "drop" (from SLUICE_ON_STORE_ERROR): expected one of local, park, forward'],
       ['a bad topic name', { ...topics, SLUICE_DEAD_LETTER_TOPIC: 'a b' }, `topics.deadLetter = "a b" (from SLUICE_DEAD_LETTER_TOPIC): expected a Kafka topic name (letters, digits, '.', '_' and '-', at most 249 characters)`],
       ['a port out of range', { ...topics, SLUICE_HTTP_PORT: '70000' }, 'http.port = "70000" (from SLUICE_HTTP_PORT): expected a port number from 0 to 65535'],
@@ -268,10 +269,24 @@ describe('loadConfig', () => {
 });
 
 describe('loadConfig with a list of numbers', () => {
-  describe('when retry.tiers is a YAML list of milliseconds', () => {
-    it('reads them as durations', () => {
+  describe('when retry.tiers is a YAML list of plain numbers', () => {
+    it('refuses them: a tier is written with its unit (it names a topic)', () => {
       const file = writeTemp('s.yaml', 'topics: { ingress: a, downstream: b }\nretry:\n  tiers: [5000, 60000]\n');
+      expect(errorOf(() => loadConfig({ file, env: {} })).message).toBe(
+        `retry.tiers = [5000,60000] (from ${file}): expected a comma-separated list of distinct durations > 0, e.g. 5s,1m,10m,1h ("5000": a number needs a unit here)`,
+      );
+    });
+
+    it('reads a YAML list of durations', () => {
+      const file = writeTemp('s.yaml', 'topics: { ingress: a, downstream: b }\nretry:\n  tiers: [5s, 1m]\n');
       expect(loadConfig({ file, env: {} }).retry.tiers.map((t) => t.label)).toEqual(['5s', '1m']);
+    });
+  });
+
+  describe('when a …Ms setting is a YAML number', () => {
+    it('reads it as milliseconds', () => {
+      const file = writeTemp('s.yaml', 'topics: { ingress: a, downstream: b }\nredis:\n  timeoutMs: 80\n');
+      expect(loadConfig({ file, env: {} }).redis.timeoutMs).toBe(80);
     });
   });
 });

@@ -13,7 +13,7 @@ describe('parseDuration', () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each(['', '5 sec', '-1s', '1w', 'abc', '1.0001ms'])('refuses %p', (input) => {
+  it.each(['', '5 sec', '5 s', '-1s', '1w', '1M', 'abc', '1.0001ms', '0.5ms'])('refuses %p', (input) => {
     expect(parseDuration(input)).toBeUndefined();
   });
 });
@@ -36,14 +36,14 @@ describe('formatDuration', () => {
 describe('parseByteSize', () => {
   it.each([
     ['64MiB', 67_108_864],
-    ['500kB', 500_000],
+    ['500KB', 500_000],
     ['1GB', 1_000_000_000],
     ['1024', 1024],
   ])('reads %p as %p bytes', (input, bytes) => {
     expect(parseByteSize(input)).toBe(bytes);
   });
 
-  it('refuses a size without a known unit', () => {
-    expect(parseByteSize('64 megs')).toBeUndefined();
+  it.each(['64 megs', '500kB', '64mib', '64 MiB', '0.5B'])('refuses %p', (input) => {
+    expect(parseByteSize(input)).toBeUndefined();
   });
 });

@@ -25,12 +25,12 @@ describe('rate syntax', () => {
       ['3/s', 3, 1000, 1000 / 3],
       ['5/10s', 5, 10_000, 2000],
       ['1/d', 1, 86_400_000, 86_400_000],
-      ['6 / m', 6, 60_000, 10_000],
+      ['6/m', 6, 60_000, 10_000],
     ])('reads %s as %d per %d ms (T = %d ms)', (text, count, perMs, intervalMs) => {
       expect(parseRate(text, 'rate')).toEqual({ count, perMs, intervalMs });
     });
 
-    it.each(['20', '20/x', '0/s', '20/0s', 'fast', 20])('refuses %j', (value) => {
+    it.each(['20', '20/x', '0/s', '20/0s', 'fast', 20, '6 / m', '20/s/s', '20/1.5ms'])('refuses %j', (value) => {
       expect(() => parseRate(value, 'rate')).toThrow(/^rate: expected a rate N\/s, N\/m, N\/h, N\/d/);
     });
   });
@@ -44,7 +44,13 @@ describe('rate syntax', () => {
     });
 
     it('refuses an unknown unit naming the accepted ones', () => {
-      expect(() => parseByteRate('5kb/s', 'bytes')).toThrow(/bytes: expected a byte rate .*KiB/);
+      expect(() => parseByteRate('5kb/s', 'bytes')).toThrow(/bytes: expected a byte rate .*KiB.*\(unknown unit "kb"; the units are B, KB, KiB, MB, MiB, GB, GiB, case-sensitive\)$/);
+    });
+
+    it('refuses a plain number of bytes and a space before the unit', () => {
+      expect(() => parseByteRate('512/s', 'bytes')).toThrow(/got "512\/s" \(a number needs a unit here\)$/);
+      expect(() => parseByteRate('512 KiB/s', 'bytes')).toThrow(/got "512 KiB\/s" \(no space between the number and its unit\)$/);
+      expect(() => parseByteRate('512KiB / s', 'bytes')).toThrow(/got "512KiB \/ s" \(no spaces inside a rate\)$/);
     });
   });
 

@@ -10,9 +10,9 @@ const parseFixture = (name: string) => parseQuotas(readFileSync(join(fixtures, n
 const failures: Array<[string, string]> = [
   ["bad-algorithm.yaml", "<file>:5: producer \"reports\": algorithm: expected leaky-bucket or token-bucket, got \"sliding-log\""],
   ["bad-bytes.yaml", "<file>:6: producer \"uploads\": bytes: expected a byte rate such as \"512KiB/s\" (units B, KB, KiB, MB, MiB, GB, GiB; per s, m, h, d), got \"1 megabyte\""],
-  ["bad-queue.yaml", "<file>:3: default: queue: expected a duration such as \"500ms\", \"10s\", \"1m\", \"1h\" or \"1d\", or a whole number of messages (0 or more), got \"1 minute\""],
+  ["bad-queue.yaml", "<file>:3: default: queue: expected a duration such as \"500ms\", \"10s\", \"1m\", \"1h\" or \"1d\", or a whole number of messages (0 or more), got \"1 minute\" (no space between the number and its unit)"],
   ["bad-rate.yaml", "<file>:5: producer \"billing\": rate: expected a rate N/s, N/m, N/h, N/d or N/<duration> such as \"20/s\", \"1000/h\" or \"5/10s\", got \"fast\""],
-  ["bad-window.yaml", "<file>:8: producer \"batch-*\": limits[1].per: expected a duration such as \"500ms\", \"10s\", \"1m\", \"1h\" or \"1d\", or a unit s, m, h or d, got \"1y\""],
+  ["bad-window.yaml", "<file>:8: producer \"batch-*\": limits[1].per: expected a duration such as \"500ms\", \"10s\", \"1m\", \"1h\" or \"1d\", or a unit s, m, h or d, got \"1y\" (unknown unit \"y\"; the units are ms, s, m, h, d, case-sensitive)"],
   ["burst-on-leaky-bucket.yaml", "<file>:6: producer \"billing\": burst: a leaky bucket has no burst, it spaces messages; use queue (or algorithm: token-bucket)"],
   ["default-without-rate.yaml", "<file>:1: default: rate: required, e.g. \"20/s\""],
   ["duplicate-numeric-producer.yaml", "<file>:5: duplicate producer \"7\" (first at line 4)"],

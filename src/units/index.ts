@@ -1,0 +1,3 @@
+export { type Reading } from './quantity';
+export { readDuration, formatDuration, DURATION } from './duration';
+export { readByteSize, BYTE_SIZE } from './byte-size';
