@@ -3,7 +3,8 @@
  * second writes each producer's counts at every resolution with one script call (usage-add.lua;
  * split only when counts that waited touch more than 8 keys), never a store call per message. All producers' calls of one flush go out together (ioredis
  * auto-pipelining batches them). Memory is bounded: at most `maxPending` (producer, second)
- * cells wait for a flush; counts past it are dropped and reported. A failed call is not retried
+ * cells wait for a flush; past it, a new cell's counts go to `other`'s cell of that second (one
+ * more cell per second at most) and are reported, never dropped. A failed call is not retried
  * (it may have run: a retry could count twice); its counts are lost and reported. Errors are
  * logged at most once per `errorLogIntervalMs` and never reach the caller.
  *
@@ -45,7 +46,7 @@ export interface UsageRecorder {
   flush(): Promise<void>;
   /** stops the timer and flushes what is left. */
   close(): Promise<void>;
-  stats(): { pendingCells: number; droppedCounts: number; failedCalls: number };
+  stats(): { pendingCells: number; foldedCounts: number; failedCalls: number };
 }
 
 /** Producers whose calls go out together before the next group is sent. */
@@ -65,25 +66,26 @@ export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorde
   const selection = createDetailSelection({ hasOwnRule: options.hasOwnRule, size: options.detailedProducers });
   let pending = new Map<string, Map<number, UsageCounts>>();
   let cells = 0;
-  const trouble = { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined as unknown, loggedAt: -Infinity };
-  const totals = { droppedCounts: 0, failedCalls: 0 };
+  const trouble = { foldedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined as unknown, loggedAt: -Infinity };
+  const totals = { foldedCounts: 0, failedCalls: 0 };
 
   const report = (): void => {
     const now = clock.now();
     if (now - trouble.loggedAt < errorLogIntervalMs) return;
     trouble.loggedAt = now;
     logger.warn(
-      { err: trouble.lastError, failedCalls: trouble.failedCalls, lostCounts: trouble.lostCounts, droppedCounts: trouble.droppedCounts },
-      'usage history: some counts could not be written and are missing from it',
+      { err: trouble.lastError, failedCalls: trouble.failedCalls, lostCounts: trouble.lostCounts, foldedCounts: trouble.foldedCounts, maxPending },
+      'usage history: some counts could not be written and are missing from it (lostCounts), or came past maxPending producer-seconds between two flushes and were counted in other (foldedCounts)',
     );
-    Object.assign(trouble, { droppedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined });
+    Object.assign(trouble, { foldedCounts: 0, failedCalls: 0, lostCounts: 0, lastError: undefined });
   };
 
-  const cellOf = (producer: string, second: number): UsageCounts | undefined => {
+  /** The producer's cell of a second; undefined when it is new and maxPending cells are taken (unless `always`). */
+  const cellOf = (producer: string, second: number, always = false): UsageCounts | undefined => {
     const byProducer = pending.get(producer) ?? new Map<number, UsageCounts>();
     let counts = byProducer.get(second);
     if (counts) return counts;
-    if (cells >= maxPending) return undefined;
+    if (cells >= maxPending && !always) return undefined;
     counts = zeroCounts();
     byProducer.set(second, counts);
     pending.set(producer, byProducer);
@@ -130,11 +132,13 @@ export const createUsageRecorder = (options: UsageRecorderOptions): UsageRecorde
   return {
     count(producer, counter, n = 1, bytes = 0) {
       if (resolutions.length === 0 || (whole(n) === 0 && whole(bytes) === 0)) return;
-      const counts = cellOf(producer, Math.floor(clock.now() / 1000) * 1000);
+      const second = Math.floor(clock.now() / 1000) * 1000;
+      let counts = cellOf(producer, second);
       if (!counts) {
-        totals.droppedCounts += whole(n);
-        trouble.droppedCounts += whole(n);
-        return report();
+        counts = cellOf(OTHER, second, true) as UsageCounts;
+        totals.foldedCounts += whole(n);
+        trouble.foldedCounts += whole(n);
+        report();
       }
       counts[counter] += whole(n);
       counts.forwardedBytes += whole(bytes);

@@ -88,15 +88,20 @@ describe('usage history', () => {
   });
 
   describe('when the pending counts reach their bound', () => {
-    it('drops further cells, reports them once, and keeps counting the cells it has', async () => {
-      const { recorder, lines } = setup({ maxPending: 2 });
+    it('counts the counts of further cells in other (one more cell a second), reports them once, and keeps counting the cells it has', async () => {
+      const { clock, recorder, lines, read } = setup({ maxPending: 2 });
       recorder.count('a', 'forwarded');
       recorder.count('b', 'forwarded');
       recorder.count('c', 'forwarded', 3);
       recorder.count('d', 'forwarded', 4);
       recorder.count('a', 'forwarded');
-      expect(recorder.stats()).toMatchObject({ pendingCells: 2, droppedCounts: 7 });
+      expect(recorder.stats()).toMatchObject({ pendingCells: 3, foldedCounts: 7 });
       expect(lines.filter((line) => line.includes('usage history'))).toHaveLength(1);
+      clock.advance(1000);
+      await recorder.flush();
+      expect((await read('a', perSecond, 2000))[0].forwarded).toBe(2);
+      expect((await read('other', perSecond, 2000))[0].forwarded).toBe(7);
+      expect((await read('c', perSecond, 2000))[0].forwarded).toBe(0);
     });
   });
 
