@@ -23,6 +23,7 @@ import { CI_TEST_KAFKA_VERSIONS, DEFAULT_TEST_KAFKA_VERSIONS, isCi, resolveKafka
 import { ensureHelm } from './test-steps/helm';
 import { kill, leftovers, RUN_ID_VARIABLE } from './test-steps/leftover-processes';
 import { ensureNodeLts, NODE_LTS_MAJOR } from './test-steps/node-lts';
+import { ensurePrometheusTools } from './test-steps/promtool';
 
 interface StepResult {
   name: string;
@@ -96,6 +97,15 @@ const helm = (): Promise<boolean> =>
     return true;
   });
 
+const promtool = (): Promise<boolean> =>
+  step('promtool and prometheus for the alert tests', async () => {
+    const tools = ensurePrometheusTools(say);
+    process.env.SLUICE_PROMTOOL = tools.promtool; // the alert tests take them from here
+    process.env.SLUICE_PROMETHEUS = tools.prometheus;
+    process.stdout.write(`promtool: ${tools.promtool}, prometheus: ${tools.prometheus}\n`);
+    return true;
+  });
+
 const unitOnNodeLts = (): Promise<boolean> =>
   step(`unit tests on Node ${NODE_LTS_MAJOR}`, async () => {
     const { binary, version } = ensureNodeLts(say);
@@ -135,6 +145,7 @@ const main = async (): Promise<number> => {
   await step('lint', () => run('npm', ['run', '-s', 'lint']));
   await step('type check', () => run('npm', ['run', '-s', 'typecheck']));
   await helm();
+  await promtool();
   await step(`unit tests on Node ${process.versions.node}`, () => run(jest, ['--selectProjects', 'unit']));
   if (ci || process.env.SLUICE_TEST_NODE_LTS === '1') await unitOnNodeLts();
   else say(`unit tests on Node ${NODE_LTS_MAJOR}: in CI only (SLUICE_TEST_NODE_LTS=1 runs them here)`);
