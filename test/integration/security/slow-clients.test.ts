@@ -7,6 +7,7 @@
  * stub StatusProvider: no Kafka or Redis. Client and server share one event loop, so the
  * latencies include the clients' own work.
  */
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
@@ -21,6 +22,20 @@ const IDLE = 1000;
 const SLOW = 200;
 /** the server checks its header and request timeouts this often: a slowloris connection may live this much longer. */
 const SLACK_MS = MAIN_LIMITS.checkIntervalMs + 1000;
+
+/** Both ends of every connection are in this process: twice as many descriptors, and some to spare. */
+const DESCRIPTORS_NEEDED = 2 * (IDLE + SLOW) + 200;
+
+/** The soft limit on open files (node raises it to the hard limit at start), where Linux tells it. */
+const openFileLimit = (): number | undefined => {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+    const soft = line?.split(/\s{2,}/)[1];
+    return soft === undefined || soft === 'unlimited' ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
+};
 
 const provider: StatusProvider = {
   alive: () => true,
@@ -99,6 +114,8 @@ describe('when a thousand idle and hundreds of slowloris connections are open', 
   });
 
   it('answers the probes and /metrics within a second, and closes the slow connections within their timeouts', async () => {
+    const limit = openFileLimit();
+    if (limit !== undefined && limit < DESCRIPTORS_NEEDED) throw new Error(`this test needs ${DESCRIPTORS_NEEDED} open files; ulimit -n is ${limit}: raise it (ulimit -n ${DESCRIPTORS_NEEDED})`);
     server = createHttpServer({
       host: '127.0.0.1', port: 0, admin: { host: '127.0.0.1', port: 0 }, metricsRegistry: createPromMetrics().registry, status: provider,
       logger: createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, done) => done() }) }),
