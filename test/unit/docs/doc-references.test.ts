@@ -1,6 +1,6 @@
 /**
  * The project owns its documents (docs/README.md): every Markdown document a source comment
- * names (src/, scripts/, test/, bench/, helm/) is in the repository, and a section it names in
+ * names (src/, scripts/, test/, bench/, helm/; also as a forge link into this repository) is in the repository, and a section it names in
  * quotes (`docs/design.md "One clock"`) is a heading of that document. The README's links into
  * docs/ and the links between the documents resolve, anchors included. The settings table of
  * docs/contract.md lists every key of the schema with its environment variable and default.
@@ -45,20 +45,23 @@ const slugOf = (heading: string): string =>
 
 const sourceFiles = SCANNED.flatMap((dir) => filesUnder(join(root, dir)));
 
-const references = sourceFiles.flatMap((file) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((line, index) =>
-      [...line.matchAll(DOC_REFERENCE)].map((match) => ({ file, line: index + 1, reference: match[0] })),
-    ),
-);
+const WEB_LINK = /\bhttps?:\/\/[^\s'"`)<>]+/g;
+/** A link to a document of this repository on its forge: `…/sluice/blob/<branch>/<path>#anchor` (other repositories' links are not checked). */
+const BLOB_PATH = /\/sluice\/blob\/[^/]+\/((?:[\w.-]+\/)*[A-Za-z-]+\.md)\b/;
 
-const sectionReferences = sourceFiles.flatMap((file) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .flatMap((line, index) =>
-      [...line.matchAll(SECTION_REFERENCE)].map((match) => ({ file, line: index + 1, reference: match[1], section: match[2] })),
-    ),
+/** The documents one line names: repository paths inside forge links, then names outside any URL. */
+const documentsIn = (line: string): string[] => {
+  const inLinks = [...line.matchAll(WEB_LINK)].flatMap((url) => BLOB_PATH.exec(url[0])?.slice(1, 2) ?? []);
+  const outside = [...line.replace(WEB_LINK, ' ').matchAll(DOC_REFERENCE)].map((match) => match[0]);
+  return [...inLinks, ...outside];
+};
+
+const lines = sourceFiles.flatMap((file) => readFileSync(file, 'utf8').split('\n').map((text, index) => ({ file, line: index + 1, text })));
+
+const references = lines.flatMap(({ file, line, text }) => documentsIn(text).map((reference) => ({ file, line, reference })));
+
+const sectionReferences = lines.flatMap(({ file, line, text }) =>
+  [...text.replace(WEB_LINK, ' ').matchAll(SECTION_REFERENCE)].map((match) => ({ file, line, reference: match[1], section: match[2] })),
 );
 
 const where = (ref: { file: string; line: number }): string => `${relative(root, ref.file)}:${ref.line}`;
