@@ -1,5 +1,5 @@
 export { loadConfig, type LoadConfigOptions } from './load-config';
-export { redactConfig, maskUrl } from './redact';
+export { maskUrl } from './redact';
 export { settingsTable, settingsMarkdown, type SettingRow } from './settings-table';
 export { parseDuration, formatDuration, parseByteSize } from './units';
 export type { Config, RetryTier, HostPort, Mode, OnStoreError, LogLevel, SaslMechanism } from './types';

@@ -1,13 +1,17 @@
-/** Secrets never leave the process: SASL and Redis passwords and passwords inside URLs become ***. */
+/**
+ * Secrets never leave the process. For error messages: a setting's value with secrets masked
+ * (sensitive keys wholly, the password inside redis.url). For the logger and the HTTP answers:
+ * the literal secret values to mask in free text. Logged objects are masked by the logger's
+ * pino redact paths (src/logger.ts), which know the settings' secret fields.
+ */
+import { maskUrlPasswords } from '../logger';
 import type { FlatSetting } from './schema';
 import type { Config } from './types';
 
 export const MASK = '***';
 
-const urlPassword = /^([a-z][a-z0-9+.-]*:\/\/)?([^:@/]*):([^@/]*)@/i;
-
 /** "redis://user:secret@host:6379" → "redis://user:***@host:6379"; works on malformed URLs too. */
-export const maskUrl = (url: string): string => url.replace(urlPassword, `$1$2:${MASK}@`);
+export const maskUrl = (url: string): string => maskUrlPasswords(url, MASK);
 
 /** How a setting's value is shown in an error message: JSON, with secrets masked. */
 export const displayValue = (setting: Pick<FlatSetting, 'sensitive' | 'format'>, value: unknown): string => {
@@ -16,21 +20,6 @@ export const displayValue = (setting: Pick<FlatSetting, 'sensitive' | 'format'>,
   if (value === undefined) return 'nothing';
   return JSON.stringify(value);
 };
-
-/** A copy of the config that is safe to log (the start-up line, /v1/status). */
-export const redactConfig = (config: Config): Config => ({
-  ...config,
-  kafka: {
-    ...config.kafka,
-    ...(config.kafka.sasl ? { sasl: { ...config.kafka.sasl, password: MASK } } : {}),
-  },
-  redis: {
-    ...config.redis,
-    url: maskUrl(config.redis.url),
-    ...(config.redis.password !== undefined ? { password: MASK } : {}),
-  },
-  http: { ...config.http, ...(config.http.adminToken !== undefined ? { adminToken: MASK } : {}) },
-});
 
 /** The password inside a URL, as written and decoded; none: []. */
 const urlPasswords = (url: string): string[] => {

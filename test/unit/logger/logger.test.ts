@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { loadConfig } from '../../../src/config/load-config';
 import { SluiceError } from '../../../src/errors';
 import { createLogger, redactSecrets, redactString } from '../../../src/logger';
 
@@ -24,26 +25,44 @@ const expectNoSecrets = (text: string) => {
 };
 
 describe('logger', () => {
-  describe('when a settings summary with secrets is logged', () => {
-    it('masks the SASL password, passwords in URLs and anything named password, secret or token', () => {
+  describe('when the settings, with every secret set, are logged', () => {
+    const config = loadConfig({
+      env: {
+        SLUICE_INGRESS_TOPIC: 'orders', SLUICE_DOWNSTREAM_TOPIC: 'orders.out',
+        SLUICE_KAFKA_SASL_MECHANISM: 'scram-sha-512', SLUICE_KAFKA_SASL_USERNAME: 'sluice', SLUICE_KAFKA_SASL_PASSWORD: SASL,
+        SLUICE_REDIS_URL: `redis://default:${SECRET}@redis:6379/0`, SLUICE_REDIS_PASSWORD: REDIS, SLUICE_HTTP_ADMIN_TOKEN: TOKEN,
+      },
+    });
+
+    it('masks the SASL and Redis passwords, the admin token and the password inside redis.url, whole or in parts', () => {
       const { logger, lines, text } = capture();
-      logger.info(
-        {
-          config: {
-            kafka: { brokers: ['k:9092'], sasl: { mechanism: 'scram-sha-512', username: 'sluice', password: SASL } },
-            redis: { url: `redis://default:${REDIS}@redis:6379/0`, clusterNodes: [`rediss://:${REDIS}@node-1:6379`] },
-            auth: { apiToken: TOKEN, clientSecret: SECRET, accessToken: TOKEN },
-          },
-        },
-        'starting',
-      );
+      logger.info({ config }, 'starting');
+      logger.info(config, 'the settings at the top level');
+      logger.info({ kafka: config.kafka, redis: config.redis, http: config.http, sasl: config.kafka.sasl }, 'in parts');
       expectNoSecrets(text());
       const line = JSON.parse(lines[0]);
       expect(line.msg).toBe('starting');
       expect(line.level).toBe('info');
-      expect(line.config.kafka.sasl.username).toBe('sluice');
-      expect(line.config.kafka.sasl.password).toBe('[redacted]');
+      expect(line.config.kafka.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'sluice', password: '[redacted]' });
       expect(line.config.redis.url).toBe('redis://default:[redacted]@redis:6379/0');
+      expect(line.config.http.adminToken).toBe('[redacted]');
+      expect(line.config.topics.ingress).toBe('orders');
+    });
+
+    it('leaves the logged object as it was', () => {
+      capture().logger.info({ config: { redis: { password: REDIS } } });
+      expect(config.kafka.sasl?.password).toBe(SASL);
+    });
+  });
+
+  describe("when a field named for a secret, or a request's credentials, are logged", () => {
+    it('masks them', () => {
+      const { logger, lines, text } = capture();
+      logger.info({ password: SASL, token: TOKEN, secret: SECRET, headers: { authorization: `Bearer ${TOKEN}`, cookie: `s=${SECRET}`, host: 'h' } });
+      logger.info({ url: `redis://u:${REDIS}@redis:6379` });
+      expectNoSecrets(text());
+      expect(JSON.parse(lines[0]).headers.host).toBe('h');
+      expect(JSON.parse(lines[1]).url).toBe('redis://u:[redacted]@redis:6379');
     });
   });
 
