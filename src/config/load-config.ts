@@ -1,6 +1,6 @@
 /**
- * loadConfig: defaults < config file < environment < overrides, validated against the
- * schema, derived defaults resolved, deeply frozen. Every problem is reported at once in one
+ * loadConfig: defaults < config file < environment < overrides, validated by convict against
+ * the schema (convict-formats.ts), derived defaults resolved, deeply frozen. Every problem is reported at once in one
  * CONFIG_INVALID error, one line each, naming the key, the value (secrets masked), where the
  * value came from and what was expected.
  */
