@@ -3,13 +3,15 @@
  * - broker-pause: the broker SIGSTOPped for 10 s while two replicas carry a backlog (`busy` 2×
  *   quota over 4 keys and `calm` 0.5×, 8 s): nothing lost, duplicates within what was in
  *   flight, both replicas still up afterwards, and the outage does not turn into a burst: from
- *   the pause on, no producer gets more than 1.15 × its rate + a slot per replica in any second
- *   of appends (LogAppendTime; issue 28: 76–90 at 20/s before the lanes' outage rule);
+ *   the pause until RECOVERY_MS after it, no producer gets more than 1.15 × its rate + a slot per
+ *   replica in any second of appends (LogAppendTime; issue 28: 76–90 at 20/s, all in the second
+ *   the broker came back, before the lanes' outage rule). Later seconds are printed, not judged
+ *   here: a pause this long may cost a rebalance, whose own allowance the README states;
  * - topic-deleted: the downstream topic deleted under a running replica and created again
  *   (same name, LogAppendTime) 5 s later, while load goes on: what was sent meanwhile is retried,
  *   never skipped, and /v1/status shows the failing topic in `sendErrors` while it lasts.
  */
-import { busiestBound, judgeAll, maxInWindow, offerLoad, Outcome, readOutcome } from '../../test/integration/retry/backlog-fixture';
+import { busiestBound, judgeAll, offerLoad, Outcome, readOutcome } from '../../test/integration/retry/backlog-fixture';
 import { deleteTopic, pauseFor, recreateTopic, sleep } from './faults';
 import {
   duplicateDetails, everyValue, fmtBound, fmtLive, fmtSettled, fmtTotals, groupViews, inFlightBound, logLines, mergeOffered, once, open, quotaFile, replicas, Scenario, settle, TIER_SETTINGS, totals, up,
@@ -18,6 +20,18 @@ import { v1Status } from './probes';
 import { RATE } from './scenarios-stop';
 
 const BROKER_PAUSE_MS = 10_000;
+/** How long after the resume the busiest second is judged: what was stuck in the outage has left by then. */
+const RECOVERY_MS = 5_000;
+
+/** The most of the sorted times within any 1 s, and when that second began. */
+const busiestSecond = (sorted: readonly number[]): { count: number; from: number } => {
+  let best = { count: 0, from: Number.NaN };
+  for (let lo = 0, hi = 0; hi < sorted.length; hi += 1) {
+    while (sorted[hi] - sorted[lo] >= 1000) lo += 1;
+    if (hi - lo + 1 > best.count) best = { count: hi - lo + 1, from: sorted[lo] };
+  }
+  return best;
+};
 
 export const brokerPause: Scenario = {
   name: 'broker-pause',
@@ -46,23 +60,24 @@ export const brokerPause: Scenario = {
     const bound = inFlightBound(load, RATE);
     // From the pause on: what was released into the outage and the backlog after it, per producer.
     const burstBound = busiestBound(RATE, running.length);
-    const afterPause = [...offered.byProducer.keys()].map((id) => ({
-      id, busiest: maxInWindow(st.outcome.forwarded.filter((o) => o.producer === id && o.appendMs >= pause.from).map((o) => o.appendMs).sort((a, b) => a - b), 1000),
-    }));
-    const burst = Math.max(...afterPause.map((p) => p.busiest));
+    const appendsOf = (id: string, from: number, to: number): number[] =>
+      st.outcome.forwarded.filter((o) => o.producer === id && o.appendMs >= from && o.appendMs < to).map((o) => o.appendMs).sort((a, b) => a - b);
+    const afterPause = [...offered.byProducer.keys()].map((id) => ({ id, ...busiestSecond(appendsOf(id, pause.from, pause.to + RECOVERY_MS)) }));
+    const later = [...offered.byProducer.keys()].map((id) => ({ id, ...busiestSecond(appendsOf(id, pause.to + RECOVERY_MS, Infinity)) }));
+    const burst = Math.max(...afterPause.map((p) => p.count));
     const commitFailures = running.map((r, i) => {
       const l = logLines(r, 'offset commit failed');
       return `replica ${i + 1} ${l.count}${l.last ? ` (last ${l.last.slice(11, 23)}, resumed ${new Date(pause.to).toISOString().slice(11, 23)})` : ''}`;
     });
     return [{
       scenario: 'broker-pause',
-      invariant: `lost 0; duplicates ≤ ${fmtBound(load, RATE)}; both replicas up after (/healthz 200, members of both groups again); busiest second from the pause on ≤ ${burstBound} (1.15 × ${RATE}/s + a slot per replica)`,
-      measured: `lost ${t.lost}; duplicates ${t.duplicates}; replicas ${fmtLive(st.live)}; group members ingress ${views.members.ingress}/${running.length}, tiers ${views.members.tiers}/${running.length}; busiest second from the pause on ${burst} at ${RATE}/s`,
+      invariant: `lost 0; duplicates ≤ ${fmtBound(load, RATE)}; both replicas up after (/healthz 200, members of both groups again); busiest second from the pause to ${RECOVERY_MS / 1000} s after it ≤ ${burstBound} (1.15 × ${RATE}/s + a slot per replica)`,
+      measured: `lost ${t.lost}; duplicates ${t.duplicates}; replicas ${fmtLive(st.live)}; group members ingress ${views.members.ingress}/${running.length}, tiers ${views.members.tiers}/${running.length}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${burst} at ${RATE}/s`,
       pass: t.lost === 0 && t.duplicates <= bound && st.live.every(up) && rejoined && burst <= burstBound,
       dir: s.dir,
       details: [
         `paused ${((pause.from - loadFrom) / 1000).toFixed(1)}–${((pause.to - loadFrom) / 1000).toFixed(1)} s into the load (the load's own sends waited too; it ended after ${((offered.endedAt - offered.startedAt) / 1000).toFixed(1)} s); ${fmtTotals(t)}`,
-        `busiest second over the whole run ${js.map((j) => `${j.id} ${j.busiest1s}`).join(', ')}, from the pause on ${afterPause.map((p) => `${p.id} ${p.busiest}`).join(', ')} (quota ${RATE}/s); ${duplicateDetails(st.outcome, pause.to, 'the resume')}; ${fmtSettled(st)}`,
+        `busiest second over the whole run ${js.map((j) => `${j.id} ${j.busiest1s}`).join(', ')}, from the pause to ${RECOVERY_MS / 1000} s after it ${afterPause.map((p) => `${p.id} ${p.count} (from ${((p.from - pause.to) / 1000).toFixed(1)} s after the resume)`).join(', ')}, later ${later.map((p) => `${p.id} ${p.count} (${((p.from - pause.to) / 1000).toFixed(1)} s)`).join(', ')} (quota ${RATE}/s); ${duplicateDetails(st.outcome, pause.to, 'the resume')}; ${fmtSettled(st)}`,
         `before the pause: ${beforePause.text}`,
         `before the stop: ${views.text}`,
         `failed offset commits logged: ${commitFailures.join(', ')}`,

@@ -15,7 +15,8 @@
  *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
  *   and however long the stall. A send that reports its acknowledgement (a message that waited
  *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
- *   (appended by then): a release on its slot whose request waited behind a slow one is
+ *   (appended by then; the very first answer, with none to measure against, counts at its
+ *   arrival): a release on its slot whose request waited behind a slow one is
  *   appended late, together with what was released meanwhile, and what follows waits for that
  *   second to pass; a broker slow for every request delays nothing. When the answer carries
  *   the broker's append time (LogAppendTime), it counts at that, less the quickest of those
@@ -178,8 +179,12 @@ interface Answers {
   head: number;
 }
 
-/** The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them. */
-const quickest = (a: Answers, took: number, at: number): number => {
+/**
+ * The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them; none
+ * (undefined) for the first one: nothing to measure it against yet.
+ */
+const quickest = (a: Answers, took: number, at: number): number | undefined => {
+  const first = a.took.length === 0;
   let n = a.took.length;
   while (n > a.head && a.took[n - 1] >= took) n -= 1;
   a.took.length = n;
@@ -188,7 +193,7 @@ const quickest = (a: Answers, took: number, at: number): number => {
   a.at.push(at);
   while (a.head < a.took.length - 2 && a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
   a.head = compacted(a.head, a.took, a.at);
-  return a.took[a.head];
+  return first ? undefined : a.took[a.head];
 };
 
 /**
@@ -287,7 +292,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
       // The broker's append time when the answer carries it, else the answer's arrival here.
       const appended = typeof appendedAt === 'number';
       const took = appended ? appendedAt - now : at - now;
-      counted(lane, own, now + Math.max(0, took - quickest(appended ? appends : answers, took, at)));
+      const least = quickest(appended ? appends : answers, took, at);
+      // The first answer has nothing to be measured against: it counts at its arrival here.
+      counted(lane, own, least === undefined ? at : now + Math.max(0, took - least));
     };
     pending.then(acknowledged, () => acknowledged());
   };

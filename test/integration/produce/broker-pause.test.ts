@@ -71,9 +71,12 @@ describe('when the broker is paused for 6 s while a producer is backlogged at 20
     const [j] = judgeAll(offered, outcome, () => RATE);
     const after = outcome.forwarded.filter((o) => o.producer === 'busy' && o.appendMs >= pause.from).map((o) => o.appendMs).sort((a, b) => a - b);
     const busiestAfter = maxInWindow(after, 1000);
+    // Where it was: appends per 500 ms from the resume on.
+    const halves: number[] = [];
+    for (const t of after) if (t >= pause.to) halves[Math.floor((t - pause.to) / 500)] = (halves[Math.floor((t - pause.to) / 500)] ?? 0) + 1;
     const bound = busiestBound(RATE, 1);
     process.stderr.write(`\n[broker-pause] paused ${PAUSE_MS / 1000} s from ${((pause.from - offered.startedAt) / 1000).toFixed(1)} s into the load; `
-      + `${formatJudgement(j, RATE)}; busiest second from the pause on ${busiestAfter} (bound ${bound}); all accounted for: ${complete}; `
+      + `${formatJudgement(j, RATE)}; busiest second from the pause on ${busiestAfter} (bound ${bound}); appends per 500 ms from the resume [${Array.from(halves, (n) => n ?? 0).join(' ')}]; all accounted for: ${complete}; `
       + `stop: exit ${stop.code} in ${stop.ms} ms${stop.ms < 0 ? `\n${lastLines(replica).join('\n')}` : ''}\n`);
     expect({ lost: j.lost, duplicates: j.duplicates, keysOutOfOrder: j.keysOutOfOrder }).toEqual({ lost: 0, duplicates: 0, keysOutOfOrder: 0 });
     expect(busiestAfter).toBeLessThanOrEqual(bound);
