@@ -7,7 +7,7 @@ import { runHandler } from './app/handlers';
 import { runCli } from './cli';
 import { drainHandler } from './drain/drain-handler';
 import { statusHandler } from './status/status-handler';
-import { usageHandler } from './usage/usage-handler';
+import { usageHandler } from './status/usage-handler';
 
 /** The graceful stop gets 10 s (docs/design.md "Kafka mechanics"); past this a stuck disconnect must not keep the pod alive. */
 const STOP_WATCHDOG_MS = 12_000;

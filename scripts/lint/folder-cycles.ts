@@ -1,14 +1,14 @@
 /**
- * Folder cycles in src/: the layers point one way (docs/design.md "Layout"), so no folder may
- * import, directly or through others, a folder that imports it back. `npm run lint` runs this
- * after ESLint (whose import/no-cycle rule catches file cycles); it prints each cycle with the
- * imports that close it and exits 1. A folder's subfolders count as the folder (limit/lua,
+ * Folder and file cycles in src/: the layers point one way, so no folder (or file) may import,
+ * directly or through others, one that imports it back — type-only imports included, which
+ * ESLint's import/no-cycle does not follow. `npm run lint` runs this after ESLint; it prints
+ * each cycle with the imports that close it and exits 1. A folder's subfolders count as the folder (limit/lua,
  * limit/algorithms); each file directly in src/ is a node of its own (main.ts, errors.ts, …).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 
-/** One import between two nodes, for the message. */
+/** One import between two nodes (folders, or files), for the message. */
 export interface Edge {
   from: string;
   to: string;
@@ -24,16 +24,16 @@ export const nodeOf = (srcRelative: string): string => {
   return parts.length === 1 ? parts[0].replace(/\.ts$/, '') + '.ts' : parts[0];
 };
 
-/** Every relative import between two different nodes. */
-export const edgesOf = (files: ReadonlyMap<string, string>): Edge[] => {
+/** Every relative import between two different nodes: folders (`nodeOf`), or files with `byFile`. */
+export const edgesOf = (files: ReadonlyMap<string, string>, byFile = false): Edge[] => {
   const edges: Edge[] = [];
   for (const [file, text] of files) {
     for (const match of text.matchAll(IMPORT)) {
       const target = normalize(join(dirname(file), match[1]));
       const isFolder = [...files.keys()].some((f) => f.startsWith(target + sep) && files.has(join(target, 'index.ts')));
       const resolved = isFolder ? join(target, 'index.ts') : `${target}.ts`;
-      const from = nodeOf(file);
-      const to = nodeOf(resolved);
+      const from = byFile ? file : nodeOf(file);
+      const to = byFile ? resolved : nodeOf(resolved);
       if (from !== to) edges.push({ from, to, where: `src/${file} -> src/${target}` });
     }
   }
@@ -83,7 +83,7 @@ export const describeCycles = (cycles: readonly string[][], edges: readonly Edge
     const inside = edges.filter((e) => cycle.includes(e.from) && cycle.includes(e.to));
     const byPair = new Map<string, string[]>();
     for (const e of inside) byPair.set(`${e.from} -> ${e.to}`, [...(byPair.get(`${e.from} -> ${e.to}`) ?? []), e.where]);
-    return [`folder cycle: ${cycle.join(', ')}`, ...[...byPair].map(([pair, where]) => `  ${pair}: ${where.slice(0, 2).join('; ')}${where.length > 2 ? ` (+${where.length - 2})` : ''}`)].join('\n');
+    return [`cycle: ${cycle.join(', ')}`, ...[...byPair].map(([pair, where]) => `  ${pair}: ${where.slice(0, 2).join('; ')}${where.length > 2 ? ` (+${where.length - 2})` : ''}`)].join('\n');
   }).join('\n');
 
 const readTree = (root: string): Map<string, string> => {
@@ -100,10 +100,15 @@ const readTree = (root: string): Map<string, string> => {
 };
 
 if (require.main === module) {
-  const edges = edgesOf(readTree(join(__dirname, '..', '..', 'src')));
-  const cycles = cyclesOf(edges);
-  if (cycles.length > 0) {
-    process.stderr.write(`${describeCycles(cycles, edges)}\nLayers point one way: move what both need below both, or the command above the composition.\n`);
+  const tree = readTree(join(__dirname, '..', '..', 'src'));
+  // Files too: ESLint's import/no-cycle does not follow `import type`.
+  const found = [false, true].flatMap((byFile) => {
+    const edges = edgesOf(tree, byFile);
+    const cycles = cyclesOf(edges);
+    return cycles.length > 0 ? [describeCycles(cycles, edges)] : [];
+  });
+  if (found.length > 0) {
+    process.stderr.write(`${found.join('\n')}\nLayers point one way: move what both need below both, or the command above the composition.\n`);
     process.exit(1);
   }
 }

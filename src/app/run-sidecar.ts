@@ -15,7 +15,7 @@ import { checkEvictionPolicy } from '../limit/eviction-policy';
 import { createLagCollector } from '../metrics/lag-collector';
 import { createPromMetrics } from '../metrics/prom-metrics';
 import { createUsageQuery, createUsageRecorder, withUsage } from '../usage';
-import { waitReady } from '../status/wait-ready';
+import { waitReady } from '../limit/wait-ready';
 import { checkTopics } from '../topics/check-topics';
 import { holdQuotas } from './quota-holder';
 import { createStatusProvider } from './status';

@@ -3,7 +3,7 @@
  * defaults resolved, tier topics named, and the checks that span several keys.
  */
 import { formatDuration } from './units';
-import type { Resolution } from '../usage/resolutions';
+import type { Resolution } from './usage-resolutions';
 import type { Config, HostPort, LogLevel, Mode, OnStoreError, SaslMechanism } from './types';
 
 export type FlatValues = Readonly<Record<string, unknown>>;

@@ -4,7 +4,7 @@
  * lists) into the typed value, or returns undefined; `expected` says what was wanted.
  */
 import { formatDuration, readByteSize, readDuration, type Reading } from '../units';
-import { resolutionsFormat } from '../usage/resolutions';
+import { resolutionsFormat } from './usage-resolutions';
 
 /** What a format makes of a value: the typed value, or a refusal with why, when it can say. */
 export type Parsed = { value: unknown } | { reason?: string } | undefined;

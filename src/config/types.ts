@@ -1,5 +1,5 @@
 /** The settings after loading: typed, derived defaults resolved, durations in ms. Frozen. */
-import type { Resolution } from '../usage/resolutions';
+import type { Resolution } from './usage-resolutions';
 
 export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
 export type OnStoreError = 'local' | 'park' | 'forward';

@@ -16,21 +16,12 @@ import type { FlowItem } from '../flow/flow-item';
 import { countToDrain, planDrain, refuseWhileGroupActive } from './drain-plan';
 import { createProgress, type TextOut } from './drain-progress';
 import { runDryDrain } from './drain-dry-run';
+import type { DrainOptions } from './drain-plan';
 import { createDrainSummary, type DrainSummary, formatSummary } from './drain-summary';
 import { createRangeProgress } from './range-progress';
 import type { LateBroadcast } from '../hold/late-broadcast';
 import { createPipeline, type Limiter, parkedFlow, routePolicyOf, stopPipeline } from '../app/wiring';
 import { noMetrics } from '../metrics/types';
-
-export interface DrainOptions {
-  /** A topic to drain instead of the retry tiers, normally the dead-letter topic. */
-  topic?: string;
-  ignoreDelay: boolean;
-  dryRun: boolean;
-  /** Drain at most this many messages. */
-  max?: number;
-  force: boolean;
-}
 
 export interface DrainCommandDeps {
   kafka: Kafka;

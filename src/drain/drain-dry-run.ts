@@ -16,7 +16,7 @@ import { type FlowItem, fromTier } from '../flow/flow-item';
 import { createGroupConsumer } from '../flow/group-consumer';
 import { firstStep, type RoutePolicy } from '../flow/route';
 import { noMetrics } from '../metrics/types';
-import type { DrainOptions } from './drain-command';
+import type { DrainOptions } from './drain-plan';
 import { type PartitionRange, rangeKey } from './drain-plan';
 import type { SummaryColumn } from './drain-summary';
 import { createRangeProgress } from './range-progress';

@@ -11,7 +11,7 @@ import type { Config } from '../config/types';
 import { watchGroupMembers } from '../decide/group-members';
 import { noMetrics } from '../metrics/types';
 import { loadQuotas, resolveRule } from '../rules';
-import { waitReady } from '../status/wait-ready';
+import { waitReady } from '../limit/wait-ready';
 import { runDrain } from './drain-command';
 
 export interface DrainIO {

@@ -6,6 +6,17 @@
 import type { Admin } from 'kafkajs';
 import { SluiceError } from '../errors';
 
+/** What the operator asked of `sluice drain`. */
+export interface DrainOptions {
+  /** A topic to drain instead of the retry tiers, normally the dead-letter topic. */
+  topic?: string;
+  ignoreDelay: boolean;
+  dryRun: boolean;
+  /** Drain at most this many messages. */
+  max?: number;
+  force: boolean;
+}
+
 export interface PartitionRange {
   topic: string;
   partition: number;

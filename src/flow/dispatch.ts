@@ -26,7 +26,14 @@ import type { DeadLetterReason, ParkInfo } from '../park/park-headers';
 import type { MessageWriter } from '../produce/message-writer';
 import { type FlowItem, ownerOf } from './flow-item';
 import { type Action, parkTier } from './route';
-import type { Acks } from './take';
+
+/** Where the offsets of taken items are tracked until their writes are acknowledged. */
+export interface Acks {
+  /** The item is taken (called in fetch order, before it is dispatched). */
+  track(item: FlowItem): void;
+  /** Its write (downstream, to a tier or the dead-letter topic) was acknowledged. */
+  ack(item: FlowItem): void;
+}
 
 export type Outcome = 'forwarded' | 'reparked' | 'dead-lettered';
 

@@ -8,7 +8,7 @@
 import type { Clock } from '../clock';
 import type { FetchDecider } from '../decide/fetch-decider';
 import type { Candidate, RuleView, Verdict } from '../decide/verdict';
-import type { DispatchEntry, Dispatcher } from './dispatch';
+import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
 
@@ -17,14 +17,6 @@ export interface TakeDeps {
   ruleOf(producer: string): RuleView;
   policy: RoutePolicy;
   clock: Clock;
-}
-
-/** Where the offsets of taken items are tracked until their writes are acknowledged. */
-export interface Acks {
-  /** The item is taken (called in fetch order, before it is dispatched). */
-  track(item: FlowItem): void;
-  /** Its write (downstream, to a tier or the dead-letter topic) was acknowledged. */
-  ack(item: FlowItem): void;
 }
 
 export interface Taken {

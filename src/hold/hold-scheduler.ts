@@ -14,7 +14,7 @@
  */
 import type { Clock } from '../clock';
 import { clampDelay } from '../timers';
-import { MinHeap } from './min-heap';
+import { MinHeap } from '../min-heap';
 
 export interface HeldMessage {
   /** Local epoch ms at which to release. */

@@ -5,7 +5,7 @@ import type { Output, StatusOptions } from '../cli/types';
 import { createRedisStore } from '../limit/redis-store';
 import { loadQuotas, resolveRule } from '../rules';
 import { runStatus } from './status-command';
-import { waitReady } from './wait-ready';
+import { waitReady } from '../limit/wait-ready';
 
 export const statusHandler = (context: HandlerContext, out: Output) => (opts: StatusOptions): Promise<number> =>
   withConfig(context, opts.config, async (config) => {

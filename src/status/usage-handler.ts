@@ -3,9 +3,9 @@ import { withConfig, type HandlerContext } from '../app/handlers';
 import { createRedis } from '../app/wiring';
 import type { Output, UsageOptions } from '../cli/types';
 import { systemClock } from '../clock';
-import { waitReady } from '../status/wait-ready';
-import { runUsage } from './usage-command';
-import { createUsageQuery } from './usage-query';
+import { waitReady } from '../limit/wait-ready';
+import { runUsage } from '../usage/usage-command';
+import { createUsageQuery } from '../usage/usage-query';
 
 export const usageHandler = (context: HandlerContext, out: Output) => (opts: UsageOptions): Promise<number> =>
   withConfig(context, opts.config, async (config) => {

@@ -6,7 +6,7 @@
  */
 import { FIELD_LETTER, USAGE_COUNTERS, type UsageCounts } from './usage-counters';
 import { bucketIndex, segmentExpiresAt, segmentOf, usageFieldName, usageKey } from './usage-keys';
-import type { Resolution } from './resolutions';
+import type { Resolution } from '../config/usage-resolutions';
 
 /**
  * The most keys one call carries. ioredis's commands for 1..MAX are all defined when the

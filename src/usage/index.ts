@@ -6,5 +6,5 @@ export { createUsageRecorder, type UsageRecorder, type UsageRecorderOptions } fr
 export { withUsage } from './usage-metrics';
 export { readUsage, type ReadUsageOptions } from './read-usage';
 export { createUsageQuery, type UsageAnswer, type UsageQuery } from './usage-query';
-export { parseResolutions, findResolution, formatResolutions, type Resolution } from './resolutions';
+export { parseResolutions, findResolution, formatResolutions, type Resolution } from '../config/usage-resolutions';
 export { USAGE_COUNTERS, type UsageCounter, type UsageCounts, type UsageRow } from './usage-counters';

@@ -6,7 +6,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { fieldOfLetter, type UsageRow, zeroCounts } from './usage-counters';
 import { bucketIndex, segmentBuckets, segmentOf, usageKey } from './usage-keys';
-import type { Resolution } from './resolutions';
+import type { Resolution } from '../config/usage-resolutions';
 
 export interface ReadUsageOptions {
   redis: Pick<Redis | Cluster, 'hgetall'>;

@@ -13,7 +13,7 @@
  * bucket ends, so no bucket is kept much past its retention and nothing needs trimming.
  */
 import { encodeProducerId } from '../limit/producer-key';
-import type { Resolution } from './resolutions';
+import type { Resolution } from '../config/usage-resolutions';
 
 export const SEGMENT_BUCKETS = 20;
 

@@ -11,7 +11,7 @@ import { formatDuration, parseDuration } from '../config/units';
 import { SluiceError } from '../errors';
 import { OTHER } from './detail-selection';
 import { bucketRange, readUsage } from './read-usage';
-import { findResolution, type Resolution } from './resolutions';
+import { findResolution, type Resolution } from '../config/usage-resolutions';
 import { USAGE_COUNTERS, type UsageCounts, type UsageRow, zeroCounts } from './usage-counters';
 
 export interface UsageAnswer {

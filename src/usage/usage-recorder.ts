@@ -17,7 +17,7 @@ import type { Clock } from '../clock';
 import type { Logger } from '../logger';
 import { createDetailSelection, OTHER } from './detail-selection';
 import { flushCalls, type PendingCounts } from './flush-plan';
-import type { Resolution } from './resolutions';
+import type { Resolution } from '../config/usage-resolutions';
 import { defineUsageCommands, usageAdd } from './usage-script';
 import { USAGE_COUNTERS, type UsageCounter, type UsageCounts, zeroCounts } from './usage-counters';
 

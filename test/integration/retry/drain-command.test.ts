@@ -1,4 +1,5 @@
-import { runDrain, type DrainOptions } from '../../../src/drain/drain-command';
+import { runDrain } from '../../../src/drain/drain-command';
+import type { DrainOptions } from '../../../src/drain/drain-plan';
 import { consumeAll, headerValues, type ConsumedMessage } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';
 import { createRetryFixture, parkInfo, type RetryFixture } from './retry-fixture';

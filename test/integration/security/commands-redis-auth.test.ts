@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HandlerContext } from '../../../src/app/handlers';
 import { statusHandler } from '../../../src/status/status-handler';
-import { usageHandler } from '../../../src/usage/usage-handler';
+import { usageHandler } from '../../../src/status/usage-handler';
 import { randomKeyPrefix } from '../../helpers/names';
 import { startPrivateRedis, type PrivateRedis } from './private-redis';
 

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import { manualClock, systemClock } from '../../../src/clock';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { parseResolutions, type Resolution } from '../../../src/usage/resolutions';
+import { parseResolutions, type Resolution } from '../../../src/config/usage-resolutions';
 import { bucketIndex, segmentOf, usageKey } from '../../../src/usage/usage-keys';
 import { createRedis, redisUrl } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';

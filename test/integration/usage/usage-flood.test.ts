@@ -14,7 +14,7 @@ import { createRedisClient } from '../../../src/limit/redis-client';
 import { createRedisStore } from '../../../src/limit/redis-store';
 import { OTHER } from '../../../src/usage/detail-selection';
 import { readUsage } from '../../../src/usage/read-usage';
-import { parseResolutions } from '../../../src/usage/resolutions';
+import { parseResolutions } from '../../../src/config/usage-resolutions';
 import { type UsageCounts, zeroCounts } from '../../../src/usage/usage-counters';
 import { createUsageRecorder } from '../../../src/usage/usage-recorder';
 import { randomId } from '../../helpers/names';

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import type { Clock } from '../../../src/clock';
 import { createLogger } from '../../../src/logger';
 import { readUsage } from '../../../src/usage/read-usage';
-import type { Resolution } from '../../../src/usage/resolutions';
+import type { Resolution } from '../../../src/config/usage-resolutions';
 import { createUsageRecorder } from '../../../src/usage/usage-recorder';
 import { USAGE_COUNTERS, type UsageCounts, zeroCounts } from '../../../src/usage/usage-counters';
 import { randomKeyPrefix } from '../../helpers/redis';

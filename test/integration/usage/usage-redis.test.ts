@@ -5,7 +5,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { manualClock, systemClock } from '../../../src/clock';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { parseResolutions } from '../../../src/usage/resolutions';
+import { parseResolutions } from '../../../src/config/usage-resolutions';
 import { usageKey, segmentOf, bucketIndex } from '../../../src/usage/usage-keys';
 import { type UsageCounter, zeroCounts } from '../../../src/usage/usage-counters';
 import { redisClusterNodes, redisUrl } from '../../helpers/redis';

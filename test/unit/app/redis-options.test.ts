@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { HandlerContext } from '../../../src/app/handlers';
 import * as redisClient from '../../../src/limit/redis-client';
 import { statusHandler } from '../../../src/status/status-handler';
-import { usageHandler } from '../../../src/usage/usage-handler';
+import { usageHandler } from '../../../src/status/usage-handler';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-options-'));
 const quotasFile = join(dir, 'quotas.yaml');

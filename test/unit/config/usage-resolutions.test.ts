@@ -1,6 +1,6 @@
 import { loadConfig } from '../../../src/config/load-config';
 import { SluiceError } from '../../../src/errors';
-import { findResolution, formatResolutions, parseResolutions } from '../../../src/usage/resolutions';
+import { findResolution, formatResolutions, parseResolutions } from '../../../src/config/usage-resolutions';
 
 const topics = { SLUICE_INGRESS_TOPIC: 'orders', SLUICE_DOWNSTREAM_TOPIC: 'orders.out' };
 

@@ -21,6 +21,12 @@ describe('the folder-cycle check', () => {
     expect(describeCycles(cycles, edges)).toContain('c -> a: src/c/z.ts -> src/a/x');
   });
 
+  it('finds a cycle between two files of one folder when asked for files', () => {
+    const files = tree({ 'a/x.ts': "import type { Y } from './y';", 'a/y.ts': "import { x } from './x';" });
+    expect(cyclesOf(edgesOf(files))).toEqual([]);
+    expect(cyclesOf(edgesOf(files, true))).toEqual([['a/x.ts', 'a/y.ts']]);
+  });
+
   it('finds none when the layers point one way', () => {
     const edges = edgesOf(tree({ 'a/x.ts': "import { y } from '../b/y';\nimport { e } from '../errors';", 'b/y.ts': "import { e } from '../errors';", 'errors.ts': '' }));
     expect(cyclesOf(edges)).toEqual([]);

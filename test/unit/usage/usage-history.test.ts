@@ -8,7 +8,7 @@ import { manualClock } from '../../../src/clock';
 import { createLogger } from '../../../src/logger';
 import { flushCalls, MAX_KEYS_PER_CALL } from '../../../src/usage/flush-plan';
 import { bucketRange, readUsage, rowsOf } from '../../../src/usage/read-usage';
-import { parseResolutions } from '../../../src/usage/resolutions';
+import { parseResolutions } from '../../../src/config/usage-resolutions';
 import { usageKey } from '../../../src/usage/usage-keys';
 import { createUsageRecorder } from '../../../src/usage/usage-recorder';
 import { zeroCounts } from '../../../src/usage/usage-counters';

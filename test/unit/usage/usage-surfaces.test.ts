@@ -10,7 +10,7 @@ import { manualClock } from '../../../src/clock';
 import { createHttpServer, type HttpServer } from '../../../src/http/http-server';
 import type { StatusProvider } from '../../../src/http/status-provider';
 import { createLogger } from '../../../src/logger';
-import { parseResolutions } from '../../../src/usage/resolutions';
+import { parseResolutions } from '../../../src/config/usage-resolutions';
 import { runUsage } from '../../../src/usage/usage-command';
 import { createUsageQuery, type UsageQuery } from '../../../src/usage/usage-query';
 import { sparkline, usageText } from '../../../src/usage/usage-table';

@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream';
 import { manualClock } from '../../../src/clock';
 import { createLogger } from '../../../src/logger';
-import { parseResolutions } from '../../../src/usage/resolutions';
+import { parseResolutions } from '../../../src/config/usage-resolutions';
 import { runUsage } from '../../../src/usage/usage-command';
 import { createUsageQuery } from '../../../src/usage/usage-query';
 import { createUsageRecorder } from '../../../src/usage/usage-recorder';
