@@ -17,8 +17,9 @@
  * member id after a broker stall: its rejoin after UNKNOWN_MEMBER_ID or a rebalance error is
  * retried inside its fetch loop, which goes on with the old assignment and skips heartbeats
  * while the member id is null; docs/kafkajs.md "Groups"): when no heartbeat or join came for a
- * session timeout and the broker's view of the group (describeGroups) lacks this member for
- * REJOIN_GRACE_MS more, the consumer is disconnected and run again; `rejoinFailed()` (/healthz)
+ * third of a session timeout (kafkajs heartbeats every second while it runs) and the broker's view of
+ * the group (describeGroups) lacks this member for REJOIN_GRACE_MS, the consumer is
+ * disconnected and run again; `rejoinFailed()` (/healthz)
  * says when that did not bring it back within a session and a rebalance timeout.
  * `silentMs()` says how long nothing was heard (heartbeat, fetch or join).
  */
@@ -62,8 +63,8 @@ export interface GroupConsumerOptions {
   watchdog?: { everyMs?: number; graceMs?: number };
 }
 
-/** After a session timeout without a heartbeat or join, how long the broker must lack this member before the consumer is run again (kafkajs may be rejoining by itself). */
-export const REJOIN_GRACE_MS = 3000;
+/** Once the broker's group lacks this member, how long before the consumer is run again (kafkajs may be rejoining by itself under a new member id). */
+export const REJOIN_GRACE_MS = 2000;
 
 export interface GroupConsumer {
   pauser: PartitionPauser;
@@ -300,7 +301,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     if (watching || stopping || crashed || memberAt === undefined || runConfig === undefined) return;
     watching = true;
     try {
-      if (Date.now() - memberAt < sessionMs) {
+      if (Date.now() - memberAt < sessionMs / 3) {
         outSince = undefined;
         return;
       }
@@ -310,7 +311,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
         return;
       }
       outSince ??= Date.now();
-      if (Date.now() - outSince < graceMs || Date.now() - memberAt < sessionMs) return;
+      if (Date.now() - outSince < graceMs || Date.now() - memberAt < sessionMs / 3) return;
       outSince = undefined;
       await rejoin();
     } finally {
