@@ -7,6 +7,7 @@
  */
 import { compileRule, type RuleSpec } from '../limit/compile-rule';
 import { LIMIT_KEYS, type RawRule, type RuleKey } from './read-rule';
+import { readShare } from './read-share';
 import type { ResolvedRule } from './types';
 import { at, lineOf, type YamlSource } from './yaml-source';
 
@@ -68,6 +69,9 @@ export const compileEntry = (source: YamlSource, rule: RawRule, base?: RawRule):
   const eff = effectiveOf(rule, base);
   if (eff.unlimited) return { eff: { ...eff, spec: {} }, resolved: { name: rule.name, unlimited: true, shadow: eff.shadow }, errors: [] };
   const result = compileRule(eff.spec as RuleSpec);
-  if (!result.ok) return { eff, errors: result.errors.map((error) => errorLine(source, rule, base, eff, error)) };
-  return { eff, resolved: { name: rule.name, unlimited: false, shadow: eff.shadow, limit: result.rule }, errors: [] };
+  const shareErrors: string[] = [];
+  const { weight, minRate } = readShare(source, rule, base, shareErrors);
+  if (!result.ok) return { eff, errors: [...result.errors.map((error) => errorLine(source, rule, base, eff, error)), ...shareErrors] };
+  if (shareErrors.length > 0) return { eff, errors: shareErrors };
+  return { eff, resolved: { name: rule.name, unlimited: false, shadow: eff.shadow, limit: result.rule, ...(weight !== 1 ? { weight } : {}), ...(minRate > 0 ? { minRate } : {}) }, errors: [] };
 };

@@ -8,18 +8,19 @@ import { createHash } from 'node:crypto';
 import { SluiceError } from '../errors';
 import { compileEntry } from './compile-entry';
 import { readRule, type RawRule } from './read-rule';
+import { readTotal } from './read-total';
 import { buildIndex, type IndexEntry } from './rule-index';
 import type { QuotaRules } from './types';
 import { asMap, at, keyText, lineOf, parseYaml, type MapNode, type YamlSource } from './yaml-source';
 
-const TOP_KEYS = ['default', 'producers'];
+const TOP_KEYS = ['total', 'default', 'producers'];
 
 const readTop = (source: YamlSource, map: MapNode, errors: string[]) => {
   const found: Record<string, { key: unknown; value: unknown }> = {};
   for (const pair of map.items) {
     const key = keyText(pair);
     if (key === undefined || !TOP_KEYS.includes(key)) {
-      errors.push(at(source, pair.key, `unknown key ${JSON.stringify(key ?? pair.key)} at the top level (expected default or producers)`));
+      errors.push(at(source, pair.key, `unknown key ${JSON.stringify(key ?? pair.key)} at the top level (expected total, default or producers)`));
     } else if (found[key]) {
       errors.push(at(source, pair.key, `duplicate key "${key}" (first at line ${lineOf(source, found[key].key)})`));
     } else {
@@ -99,6 +100,8 @@ export const parseQuotas = (text: string, file: string): QuotaRules => {
     base = read.rule;
   }
   const entries = base ? compileAll(source, base, producers, errors) : [];
+  const total = found.total ? readTotal(source, found.total, errors) : undefined;
   if (errors.length > 0) fail(errors);
-  return buildIndex(file, createHash('sha256').update(text).digest('hex'), entries);
+  const rules = buildIndex(file, createHash('sha256').update(text).digest('hex'), entries);
+  return total ? { ...rules, total } : rules;
 };

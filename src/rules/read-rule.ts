@@ -2,7 +2,7 @@
 import { asMap, at, keyText, lineOf, toPlain, type MapNode, type YamlSource } from './yaml-source';
 
 export const LIMIT_KEYS = ['algorithm', 'rate', 'queue', 'burst', 'bytes', 'limits'] as const;
-export const RULE_KEYS = [...LIMIT_KEYS, 'unlimited', 'shadow'] as const;
+export const RULE_KEYS = [...LIMIT_KEYS, 'unlimited', 'shadow', 'weight', 'min'] as const;
 export type RuleKey = (typeof RULE_KEYS)[number];
 
 export interface RawField {

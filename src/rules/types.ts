@@ -10,6 +10,24 @@ export interface ResolvedRule {
   readonly shadow: boolean;
   /** Undefined when unlimited: such producers never touch the store. */
   readonly limit?: LimitRule;
+  /** Its part of a contended downstream budget (`weight`, default 1) and its guaranteed `min` (messages/s, 0: none). */
+  readonly weight?: number;
+  readonly minRate?: number;
+}
+
+/** The quota file's `total:`: a budget for everything forwarded downstream (src/budget). */
+export interface BudgetSpec {
+  /** Messages per second, and as written. */
+  readonly rate: number;
+  readonly rateLabel: string;
+  /** Bytes per second, and as written. */
+  readonly bytes?: number;
+  readonly bytesLabel?: string;
+  readonly follow?: {
+    readonly group: string;
+    readonly maxLag: { kind: 'duration'; ms: number } | { kind: 'count'; messages: number };
+    readonly maxLagLabel: string;
+  };
 }
 
 export type EntryKind = 'exact' | 'glob' | 'default';
@@ -42,6 +60,8 @@ export interface QuotaRules {
   readonly default: ResolvedRule;
   readonly exact: ReadonlyMap<string, ResolvedRule>;
   readonly globs: readonly GlobEntry[];
+  /** The downstream budget, when the file has `total:`. */
+  readonly total?: BudgetSpec;
   /** Producer id → rule, bounded; filled by resolveRule. */
   readonly cache: Map<string, ResolvedRule>;
 }

@@ -29,10 +29,10 @@ const failures: Array<[string, string]> = [
   ["queue-on-token-bucket.yaml", "<file>:7: producer \"reports\": queue: a token bucket never delays, so it has no queue; use burst (or algorithm: leaky-bucket)"],
   ["rule-not-mapping.yaml", "<file>:4: producer \"billing\": expected a mapping of rule fields such as { rate: 20/s }"],
   ["rule-without-rate.yaml", "<file>:4: producer \"billing\": rate: required, e.g. \"20/s\""],
-  ["several-errors.yaml", "<file>:6: producer \"b\": unknown key \"colour\" (expected algorithm, rate, queue, burst, bytes, limits, unlimited, shadow)\n<file>:8: producer \"a\": rate: expected a rate N/s, N/m, N/h, N/d or N/<duration> such as \"20/s\", \"1000/h\" or \"5/10s\", got \"slow\"\n<file>:9: duplicate producer \"b\" (first at line 4)"],
+  ["several-errors.yaml", "<file>:6: producer \"b\": unknown key \"colour\" (expected algorithm, rate, queue, burst, bytes, limits, unlimited, shadow, weight, min)\n<file>:8: producer \"a\": rate: expected a rate N/s, N/m, N/h, N/d or N/<duration> such as \"20/s\", \"1000/h\" or \"5/10s\", got \"slow\"\n<file>:9: duplicate producer \"b\" (first at line 4)"],
   ["syntax-error.yaml", "<file>:5: Flow map in block collection must be sufficiently indented and end with a }"],
-  ["unknown-rule-key.yaml", "<file>:5: producer \"billing\": unknown key \"rat\" (expected algorithm, rate, queue, burst, bytes, limits, unlimited, shadow)"],
-  ["unknown-top-key.yaml", "<file>:3: unknown key \"producer\" at the top level (expected default or producers)"],
+  ["unknown-rule-key.yaml", "<file>:5: producer \"billing\": unknown key \"rat\" (expected algorithm, rate, queue, burst, bytes, limits, unlimited, shadow, weight, min)"],
+  ["unknown-top-key.yaml", "<file>:3: unknown key \"producer\" at the top level (expected total, default or producers)"],
   ["unlimited-with-rate.yaml", "<file>:6: producer \"internal-*\": unlimited: true cannot be combined with rate (remove one of them)"],
 ];
 

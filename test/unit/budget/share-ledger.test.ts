@@ -1,0 +1,104 @@
+import fc from 'fast-check';
+import { createShareLedger } from '../../../src/budget/share-ledger';
+
+const targets = (entries: Record<string, number>) => new Map(Object.entries(entries));
+
+/** Four cadences of the same targets from `from`: past delayMs, the shares in force are the targets. */
+const settle = (ledger: ReturnType<typeof createShareLedger>, entries: Record<string, number>, from = 0): number => {
+  for (let k = 0; k < 4; k += 1) ledger.update(from + k * 250, 300, targets(entries), 1);
+  return from + 750;
+};
+
+describe('share ledger', () => {
+  describe('when a share goes down', () => {
+    it('applies the decrease at once', () => {
+      const ledger = createShareLedger({ delayMs: 500, reserve: 0 });
+      settle(ledger, { a: 300 });
+      expect(ledger.shareOf('a', 750)).toBe(300);
+      ledger.update(1000, 300, targets({ a: 150, b: 150 }), 1);
+      expect(ledger.shareOf('a', 1000)).toBe(150);
+    });
+  });
+
+  describe('when a share goes up', () => {
+    it('applies the increase only once it has been the target for delayMs', () => {
+      const ledger = createShareLedger({ delayMs: 500, reserve: 0 });
+      settle(ledger, { a: 150, b: 150 });
+      ledger.update(1250, 300, targets({ a: 300 }), 1);
+      expect(ledger.shareOf('a', 1250)).toBe(150);
+      ledger.update(1500, 300, targets({ a: 300 }), 1);
+      expect(ledger.shareOf('a', 1500)).toBe(150);
+      ledger.update(1750, 300, targets({ a: 300 }), 1);
+      expect(ledger.shareOf('a', 1750)).toBe(300);
+    });
+  });
+
+  describe('a newcomer', () => {
+    it('is granted half of what is free at once, split between the replicas, and waits for the rest', () => {
+      const ledger = createShareLedger({ delayMs: 500, reserve: 0.05 });
+      settle(ledger, { a: 200 });
+      ledger.update(1000, 300, targets({ a: 200 }), 2);
+      // Free: 300 × 1.05 − 200 = 115, this replica's part 57.5, the newcomer half of it.
+      expect(ledger.shareOf('b', 10)).toBeCloseTo(28.75, 6);
+      expect(ledger.shareOf('c', 20)).toBeCloseTo(14.375, 6);
+      expect(ledger.grantable()).toBeCloseTo(14.375, 6);
+    });
+
+    it('seen first in the targets is granted too, never its whole target at once', () => {
+      const ledger = createShareLedger({ delayMs: 500, reserve: 0 });
+      settle(ledger, { a: 300 });
+      ledger.update(1000, 300, targets({ a: 150, b: 150 }), 1);
+      expect(ledger.shareOf('a', 1000)).toBe(150);
+      expect(ledger.shareOf('b', 1000)).toBe(0.3); // a's 300 still counts as given: the smallest grant (0.1 % of the budget)
+      ledger.update(1250, 300, targets({ a: 150, b: 150 }), 1);
+      ledger.update(1500, 300, targets({ a: 150, b: 150 }), 1);
+      expect(ledger.shareOf('b', 1500)).toBe(0.3);
+      ledger.update(1750, 300, targets({ a: 150, b: 150 }), 1);
+      expect(ledger.shareOf('b', 1750)).toBe(150);
+    });
+  });
+
+  describe('an idle producer', () => {
+    it('keeps counting as given for delayMs, then its part is free', () => {
+      const ledger = createShareLedger({ delayMs: 500, reserve: 0 });
+      settle(ledger, { a: 300 });
+      ledger.update(1000, 300, targets({}), 1);
+      expect(ledger.grantable()).toBe(0);
+      ledger.update(1250, 300, targets({}), 1);
+      ledger.update(1500, 300, targets({}), 1);
+      expect(ledger.grantable()).toBe(300);
+      expect(ledger.inForce().size).toBe(0);
+    });
+  });
+
+  it('never has the shares in force, with what was given within delayMs before, above the budget plus the reserve', () => {
+    const ids = ['a', 'b', 'c', 'd'];
+    const step = fc.record({
+      budget: fc.constantFrom(100, 300, 1000),
+      targets: fc.array(fc.tuple(fc.constantFrom(...ids), fc.double({ min: 0.01, max: 1, noNaN: true })), { maxLength: 4 }),
+      newcomers: fc.array(fc.constantFrom(...ids, 'e', 'f'), { maxLength: 3 }),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
+        const ledger = createShareLedger({ delayMs: 500, reserve: 0.05 });
+        const given: Array<{ at: number; producer: string; share: number }> = [];
+        steps.forEach((s, k) => {
+          const now = k * 250;
+          // Targets that add up to at most the budget (as water-filling gives them).
+          const weights = new Map(s.targets);
+          const sum = [...weights.values()].reduce((a, b) => a + b, 0);
+          const t = new Map([...weights].map(([p, w]) => [p, (w / Math.max(1, sum)) * s.budget]));
+          ledger.update(now, s.budget, t, 1);
+          for (const p of s.newcomers) ledger.shareOf(p, now);
+          for (const [p, share] of ledger.inForce()) given.push({ at: now, producer: p, share });
+          // Reserved at most 250 ms ahead: what each producer got in the last 250 ms still leaves now.
+          const recent = new Map<string, number>();
+          for (const g of given) if (g.at >= now - 250) recent.set(g.producer, Math.max(recent.get(g.producer) ?? 0, g.share));
+          const total = [...recent.values()].reduce((a, b) => a + b, 0);
+          expect(total).toBeLessThanOrEqual(Math.max(...steps.slice(Math.max(0, k - 3), k + 1).map((x) => x.budget)) * 1.05 + 1e-6);
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
