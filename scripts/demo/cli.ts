@@ -3,7 +3,9 @@
  * with config/demo-quotas.yaml, offers a synthetic load of a few producers at different
  * multiples of their quotas for about 30 s with a live table, lets what waits drain for a
  * while, prints a summary, then stops what it started (and only that): the sidecar, the
- * demo topics, and the services this run started.
+ * demo topics, and the services this run started. At the end it prints where each endpoint is;
+ * `npm run demo -- --prometheus` also runs a Prometheus beside the sidecar (when one is
+ * installed) and prints its URL.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { liveTable, plainLines, redraw, summaryTable, usageLines } from './demo-
 import type { UsageAnswer } from '../../src/usage';
 import { type Load, startLoad } from './load';
 import { startSidecar, type Sidecar } from './sidecar-process';
+import { startDemoPrometheus, whereToLook } from './prometheus';
 import { createTopicsWithLeaders } from '../../src/topics/create-topics';
 
 const root = resolve(__dirname, '../..');
@@ -41,12 +44,12 @@ const createDemoTopics = async (admin: Admin, run: string, cleanups: Cleanups) =
   return topics;
 };
 
-const sidecarEnv = (env: Record<string, string>, topics: { ingress: string; downstream: string }, keyPrefix: string, httpPort: number): NodeJS.ProcessEnv => ({
+const sidecarEnv = (env: Record<string, string>, topics: { ingress: string; downstream: string }, keyPrefix: string, httpPort: number, adminPort: number): NodeJS.ProcessEnv => ({
   ...process.env, ...env,
   SLUICE_INGRESS_TOPIC: topics.ingress, SLUICE_DOWNSTREAM_TOPIC: topics.downstream, SLUICE_TOPICS_CREATE: 'true',
   SLUICE_QUOTAS_FILE: join(root, DEMO.quotasFile), SLUICE_RETRY_TIERS: DEMO.tiers, SLUICE_HOLD_MAX_MS: String(DEMO.holdMaxMs),
   SLUICE_REDIS_KEY_PREFIX: keyPrefix, SLUICE_REDIS_TIMEOUT_MS: DEMO.redisTimeoutMs,
-  SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_LOG_LEVEL: 'warn',
+  SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_HTTP_ADMIN_PORT: String(adminPort), SLUICE_LOG_LEVEL: 'warn',
 });
 
 /** The live table once a second until the load is over and nothing waits (or the settle time is up). */
@@ -75,10 +78,10 @@ const watch = async (load: Load, observer: Observer, sidecar: Sidecar): Promise<
   return started;
 };
 
-/** What the usage history kept of the last minute (the sidecar's own endpoint, as a user would read it). */
-const lastMinute = async (httpPort: number): Promise<void> => {
+/** What the usage history kept of the last minute (the sidecar's own endpoint on its admin listener, as a user would read it). */
+const lastMinute = async (adminPort: number): Promise<void> => {
   const read = async ({ id }: { id: string }): Promise<UsageAnswer> => {
-    const response = await fetch(`http://127.0.0.1:${httpPort}/v1/producers/${encodeURIComponent(id)}/usage?resolution=1s&since=1m`);
+    const response = await fetch(`http://127.0.0.1:${adminPort}/v1/producers/${encodeURIComponent(id)}/usage?resolution=1s&since=1m`);
     if (!response.ok) throw new Error(`GET /v1/producers/${id}/usage: HTTP ${response.status} ${await response.text()}`);
     return (await response.json()) as UsageAnswer;
   };
@@ -91,14 +94,14 @@ const lastMinute = async (httpPort: number): Promise<void> => {
   }
 };
 
-const summarize = async (load: Load, observer: Observer, started: number, httpPort: number): Promise<void> => {
+const summarize = async (load: Load, observer: Observer, started: number, adminPort: number): Promise<void> => {
   const rows = await observer.sample(load.offered);
   const seconds = (Date.now() - started) / 1000;
   say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
   say(summaryTable(rows, seconds).join('\n'));
   const storeErrors = observer.storeErrors();
   if (storeErrors > 0) say(`\nthe limiter store timed out ${storeErrors} time(s) (a busy machine): limiter.onStoreError=local decided those calls in memory`);
-  await lastMinute(httpPort);
+  await lastMinute(adminPort);
   say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
 };
 
@@ -118,10 +121,16 @@ const main = async (): Promise<number> => {
     cleanups.unshift(() => admin.disconnect());
     const topics = await createDemoTopics(admin, run, cleanups);
     const httpPort = await freePort();
+    const adminPort = await freePort();
     const logFile = join(mkdtempSync(join(tmpdir(), 'sluice-demo-')), 'sluice.log');
     say(`running sluice (log: ${logFile})`);
-    const sidecar = await startSidecar({ root, httpPort, logFile, env: sidecarEnv(env, topics, `${run}:`, httpPort) });
+    const sidecar = await startSidecar({ root, httpPort, logFile, env: sidecarEnv(env, topics, `${run}:`, httpPort, adminPort) });
     cleanups.unshift(() => sidecar.stop());
+    const prometheus = process.argv.includes('--prometheus') ? await startDemoPrometheus(httpPort, say) : undefined;
+    if (prometheus) {
+      cleanups.unshift(() => prometheus.stop());
+      say(`Prometheus: ${prometheus.url} (scraping the sidecar's /metrics every second)`);
+    }
     const quotasFile = join(root, DEMO.quotasFile);
     const observer = createObserver({ root, redisUrl: env.SLUICE_REDIS_URL, keyPrefix: `${run}:`, httpPort, producers: DEMO_PRODUCERS, quotasFile });
     cleanups.unshift(() => observer.close());
@@ -130,7 +139,8 @@ const main = async (): Promise<number> => {
     const started = await watch(load, observer, sidecar);
     load.stop();
     await load.done;
-    await summarize(load, observer, started, httpPort);
+    await summarize(load, observer, started, adminPort);
+    say(`\n${whereToLook({ http: httpPort, admin: adminPort }, prometheus?.url).join('\n')}`);
     return 0;
   } finally {
     say('stopping what the demo started');
