@@ -99,7 +99,7 @@ const main = async (): Promise<number> => {
       note(`${scenario.name}: ${scenario.what} (load average ${load()})`);
       let done: Row[];
       try {
-        const verdicts = await withTimeout(scenario.run(ctx), SCENARIO_TIMEOUT_MS, scenario.name);
+        const verdicts = await withTimeout(scenario.run(ctx), scenario.timeoutMs ?? SCENARIO_TIMEOUT_MS, scenario.name);
         done = toRows(verdicts, (Date.now() - from) / 1000);
       } catch (error) {
         done = [errorRow(scenario.name, error, (Date.now() - from) / 1000)];

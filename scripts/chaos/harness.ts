@@ -45,6 +45,8 @@ export interface Scenario {
   name: string;
   /** What it does, one line (printed when it starts). */
   what: string;
+  /** Longer than the suite's 4 minutes per scenario (repeated faults). */
+  timeoutMs?: number;
   run(ctx: Ctx): Promise<Verdict[]>;
 }
 
