@@ -1,13 +1,15 @@
 /**
  * Matching a producer id to its rule: exact id, then the longest matching glob (most
  * characters other than `*`), then the earliest in the file, then default. Producers are
- * many and patterns few, so results are cached per id in a bounded map.
+ * many and patterns few, so results are cached per id in an LRU (lru-cache): a flood of one-off
+ * ids cycles through it while the busy producers stay.
  */
+import { LRUCache } from 'lru-cache';
 import type { RuleSpec } from '../limit/compile-rule';
 import { compileGlob, isGlob, literalLength } from './glob';
 import type { GlobEntry, QuotaEntry, QuotaRules, ResolvedRule } from './types';
 
-/** Most producer ids remembered per rule set; past it the oldest are forgotten. */
+/** Most producer ids remembered per rule set; past it the least recently resolved are forgotten. */
 export const RESOLVE_CACHE_SIZE = 100_000;
 
 export interface IndexEntry {
@@ -44,7 +46,7 @@ export const buildIndex = (file: string, digest: string, compiled: IndexEntry[])
     default: base.resolved,
     exact: new Map(exact.map((e) => [e.pattern, e.resolved])),
     globs: Object.freeze(globs),
-    cache: new Map(),
+    cache: new LRUCache<string, ResolvedRule>({ max: RESOLVE_CACHE_SIZE }),
   };
 };
 
@@ -56,7 +58,6 @@ export const resolveRule = (rules: QuotaRules, producerId: string): ResolvedRule
   const cached = rules.cache.get(producerId);
   if (cached) return cached;
   const resolved = match(rules, producerId);
-  if (rules.cache.size >= RESOLVE_CACHE_SIZE) rules.cache.delete(rules.cache.keys().next().value as string);
   rules.cache.set(producerId, resolved);
   return resolved;
 };

@@ -1,4 +1,5 @@
 /** The quota file compiled: rules in force, indexed for matching a producer id. */
+import type { LRUCache } from 'lru-cache';
 import type { RuleSpec } from '../limit/compile-rule';
 import type { LimitRule } from '../limit/types';
 import type { GlobMatcher } from './glob';
@@ -63,5 +64,5 @@ export interface QuotaRules {
   /** The downstream budget, when the file has `total:`. */
   readonly total?: BudgetSpec;
   /** Producer id → rule, bounded; filled by resolveRule. */
-  readonly cache: Map<string, ResolvedRule>;
+  readonly cache: LRUCache<string, ResolvedRule>;
 }

@@ -80,6 +80,15 @@ describe('resolveRule', () => {
       expect(fresh.cache.size).toBe(RESOLVE_CACHE_SIZE);
       expect(fresh.cache.has('p0')).toBe(false);
     });
+
+    it('forgets the least recently resolved id first, not the first one kept', () => {
+      const fresh = parseQuotas('default: { rate: 1/s }\n', 'q.yaml');
+      for (let i = 0; i < RESOLVE_CACHE_SIZE; i += 1) resolveRule(fresh, `p${i}`);
+      resolveRule(fresh, 'p0');
+      resolveRule(fresh, 'one more');
+      expect(fresh.cache.has('p0')).toBe(true);
+      expect(fresh.cache.has('p1')).toBe(false);
+    });
   });
 
   describe('for any producer id', () => {
