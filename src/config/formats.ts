@@ -1,7 +1,9 @@
 /**
  * The value formats of the settings schema. Each one parses what a user may write (an
  * environment variable is always a string; a config file may give numbers, booleans or
- * lists) into the typed value, or returns undefined; `expected` says what was wanted.
+ * lists) into the typed value, or refuses it, with the reason when it can say;
+ * `expected` says what was wanted. convict runs them (convict-formats.ts). Durations and sizes
+ * follow the one quantity grammar of src/units.
  */
 import { formatDuration, readByteSize, readDuration, type Reading } from '../units';
 import { resolutionsFormat } from './usage-resolutions';
