@@ -96,7 +96,7 @@ function redactValue(value: unknown, secrets: readonly string[], depth: number, 
 
 /** A URL field keeps everything but its password; any other known field is replaced. */
 const censor = (value: unknown, path: readonly unknown[]): unknown =>
-  path[path.length - 1] === 'url' ? (typeof value === 'string' ? maskUrlPasswords(value) : value) : REDACTED;
+  path[path.length - 1] === 'url' ? (typeof value === 'string' || value instanceof URL ? maskUrlPasswords(String(value)) : value) : REDACTED;
 
 export interface LoggerOptions {
   level: LevelWithSilent | string;

@@ -60,6 +60,7 @@ describe('logger', () => {
       const { logger, lines, text } = capture();
       logger.info({ password: SASL, token: TOKEN, secret: SECRET, headers: { authorization: `Bearer ${TOKEN}`, cookie: `s=${SECRET}`, host: 'h' } });
       logger.info({ url: `redis://u:${REDIS}@redis:6379` });
+      logger.info({ url: new URL(`redis://u:${REDIS}@redis:6379`) });
       expectNoSecrets(text());
       expect(JSON.parse(lines[0]).headers.host).toBe('h');
       expect(JSON.parse(lines[1]).url).toBe('redis://u:[redacted]@redis:6379');
