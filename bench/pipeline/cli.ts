@@ -14,9 +14,9 @@ import { measureLatency } from './latency';
 import { measureMemory, type MemoryResult } from './memory';
 import { renderTable } from './report';
 import { servicesEnv } from './services-env';
-import { buildSides } from './side';
+import { buildSides, measuredSides } from './side';
 import { benchSettings, type Phase } from './settings';
-import { buildResult, type LatencySummary, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
+import { buildResult, caseLabel, PLAIN_HEADERS, type LatencySummary, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
 import { measureThroughput } from './throughput';
 
 const started = Date.now();
@@ -41,16 +41,17 @@ const main = async (): Promise<void> => {
   try {
     const throughput: ThroughputSummary[] = [];
     if (selected('throughput')) {
-      for (const producers of settings.producerCounts) {
-        say(`throughput: ${settings.count} × 1 KiB from ${producers} producers, ${settings.rounds} alternations`);
-        const runs = await measureThroughput(ctx, { count: settings.count, producers, rounds: settings.rounds });
-        throughput.push(summarizeThroughput(runs, producers, settings.count));
+      for (const shape of settings.throughputCases) {
+        say(`throughput: ${settings.count} × 1 KiB from ${caseLabel(shape)}, ${settings.rounds} alternations of ${measuredSides().join(', ')}`);
+        const { runs, bytesPerMessage } = await measureThroughput(ctx, { count: settings.count, rounds: settings.rounds, shape });
+        throughput.push(summarizeThroughput(runs, shape, settings.count, bytesPerMessage));
       }
     }
     let latency: LatencySummary | undefined;
     let latencyLow: LatencySummary | undefined;
     if (selected('latency')) {
-      const rate = Math.round(throughput[0].pipeMsgsPerSec.median / 2);
+      const headline = throughput.find((t) => t.headers === PLAIN_HEADERS && t.producers >= 100) ?? throughput[0];
+      const rate = Math.round(headline.pipeMsgsPerSec.median / 2);
       say(`latency: ${rate} msg/s (half the pipe's median) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
       latency = summarizeLatency(await measureLatency(ctx, { rate, seconds: settings.latencySeconds, rounds: settings.rounds }), rate);
       const low = settings.latencyLowRate;
@@ -87,7 +88,7 @@ const main = async (): Promise<void> => {
       date,
       environment: {
         node: process.version, cpus: os.cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg(),
-        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (compiled: node dist/main.js and the pipe compiled by tsc), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree',
+        seconds: Math.round((Date.now() - started) / 1000), settings, sides: 'child processes (compiled: node dist/main.js and the pipe compiled by tsc), see bench/pipeline/side.ts', sluiceRoot: process.env.BENCH_SLUICE_ROOT ?? 'this work tree', baselineRoot: process.env.BENCH_BASELINE_ROOT,
       },
       throughput, latency, latencyLow,
       accuracy: selected('accuracy') ? {

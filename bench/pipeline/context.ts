@@ -47,7 +47,7 @@ export const createContext = async (services: ServicesEnv): Promise<BenchContext
       const all = { group: randomGroupId('bench'), ...topics };
       const log = path.join(logDir, `${String(runs).padStart(3, '0')}-${kind}.log`);
       const port = await freePort();
-      const env = kind === 'sluice' ? sluiceEnv(services, all, setup, port) : pipeEnv(services, all);
+      const env = kind === 'pipe' ? pipeEnv(services, all) : sluiceEnv(services, all, setup, port);
       const side = startSide(kind, env, log, port);
       try {
         await side.ready();

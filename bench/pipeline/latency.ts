@@ -6,7 +6,7 @@
 import type { BenchContext } from './context';
 import { paced } from './load';
 import { readDownstream } from './read-downstream';
-import type { SideKind } from './side';
+import { sideOrder, type SideKind } from './side';
 import { percentile } from './stats';
 import { watchCount } from './topics';
 
@@ -40,8 +40,7 @@ export const measureLatency = async (
 ): Promise<LatencyRun[]> => {
   const runs: LatencyRun[] = [];
   for (let round = 0; round < rounds; round += 1) {
-    const order: SideKind[] = round % 2 === 0 ? ['pipe', 'sluice'] : ['sluice', 'pipe'];
-    for (const kind of order) runs.push(await once(ctx, kind, rate, seconds));
+    for (const kind of sideOrder(round)) runs.push(await once(ctx, kind, rate, seconds));
   }
   return runs;
 };

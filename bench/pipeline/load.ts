@@ -3,7 +3,9 @@
  * (before a throughput run, so the load generator does not compete with the side measured);
  * `paced` writes at a fixed rate for a while (latency and accuracy runs). Message i comes
  * from producer `<prefix><i mod producers>` (header producer-id) on partition i mod
- * partitions, and carries its send time in header bench-sent and i in header bench-seq.
+ * partitions (PARTITIONS unless the shape says), and carries its send time in header
+ * bench-sent and i in header bench-seq; a shape with `headers` > 3 adds headers such as
+ * applications send (trace ids, content type, schema, tenant …) up to that many.
  */
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import { PARTITIONS } from './topics';
@@ -12,13 +14,40 @@ export interface LoadShape {
   producers: number;
   valueBytes: number;
   producerPrefix?: string;
+  /** Headers per message, the three the bench reads included (default 3, at most 3 + EXTRA_HEADERS.length). */
+  headers?: number;
+  /** Partitions of the topic written (default PARTITIONS): message i goes to partition i mod partitions. */
+  partitions?: number;
 }
 
-const message = (i: number, shape: LoadShape, value: Buffer, sent: string): Message & { partition: number } => ({
-  partition: i % PARTITIONS,
+/** Headers beyond the bench's own three, in this order, as applications commonly send them (names and values 10–40 bytes). */
+export const EXTRA_HEADERS: readonly (readonly [string, string])[] = [
+  ['traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'],
+  ['content-type', 'application/json'],
+  ['schema-id', '100042'],
+  ['tenant', 'tenant-0007'],
+  ['source-service', 'orders-api'],
+  ['correlation-id', '6f1c2d9e-8a4b-4c3d-9e2f-1a2b3c4d5e6f'],
+  ['event-type', 'order.updated.v2'],
+];
+
+const BENCH_HEADERS = 3;
+
+const extraHeaders = (shape: LoadShape): Record<string, string> => {
+  const extra = (shape.headers ?? BENCH_HEADERS) - BENCH_HEADERS;
+  if (extra < 0 || extra > EXTRA_HEADERS.length) throw new Error(`headers per message: ${BENCH_HEADERS} to ${BENCH_HEADERS + EXTRA_HEADERS.length}, got ${shape.headers}`);
+  return Object.fromEntries(EXTRA_HEADERS.slice(0, extra));
+};
+
+const message = (i: number, shape: LoadShape, value: Buffer, sent: string, extra: Record<string, string>): Message & { partition: number } => ({
+  partition: i % (shape.partitions ?? PARTITIONS),
   value,
-  headers: { 'producer-id': `${shape.producerPrefix ?? 'p-'}${i % shape.producers}`, 'bench-sent': sent, 'bench-seq': String(i) },
+  headers: { 'producer-id': `${shape.producerPrefix ?? 'p-'}${i % shape.producers}`, 'bench-sent': sent, 'bench-seq': String(i), ...extra },
 });
+
+/** Bytes of a message as the producer wrote them: key + value + every header name and value. */
+const payloadBytes = (m: Message): number =>
+  (m.value as Buffer).length + Object.entries(m.headers ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)), 0);
 
 const MAX_SEND = 500;
 /**
@@ -36,16 +65,21 @@ const connect = async (kafka: Kafka): Promise<Producer> => {
   return producer;
 };
 
-export const prefill = async (kafka: Kafka, topic: string, count: number, shape: LoadShape, chunk = PARTITIONS * PREFILL_BATCH, parallel = 4): Promise<void> => {
+/** Writes `count` messages; returns their mean size as the producer wrote them (key + value + header names and values). */
+export const prefill = async (kafka: Kafka, topic: string, count: number, shape: LoadShape, parallel = 4): Promise<number> => {
   const producer = await connect(kafka);
   const value = Buffer.alloc(shape.valueBytes, 'x');
+  const extra = extraHeaders(shape);
+  const chunk = (shape.partitions ?? PARTITIONS) * PREFILL_BATCH;
   let next = 0;
+  let bytes = 0;
   const lane = async (): Promise<void> => {
     while (next < count) {
       const from = next;
       next = Math.min(count, next + chunk);
       const sent = String(Date.now());
-      const messages = Array.from({ length: next - from }, (_, k) => message(from + k, shape, value, sent));
+      const messages = Array.from({ length: next - from }, (_, k) => message(from + k, shape, value, sent, extra));
+      for (const m of messages) bytes += payloadBytes(m);
       await producer.send({ topic, messages, acks: 1 });
     }
   };
@@ -54,12 +88,14 @@ export const prefill = async (kafka: Kafka, topic: string, count: number, shape:
   } finally {
     await producer.disconnect();
   }
+  return bytes / count;
 };
 
 /** Writes `rate` messages/s for `durationMs` in 10 ms ticks; returns how many were written. */
 export const paced = async (kafka: Kafka, topic: string, rate: number, durationMs: number, shape: LoadShape): Promise<number> => {
   const producer = await connect(kafka);
   const value = Buffer.alloc(shape.valueBytes, 'x');
+  const extra = extraHeaders(shape);
   const start = Date.now();
   const sends: Promise<unknown>[] = [];
   let written = 0;
@@ -70,7 +106,7 @@ export const paced = async (kafka: Kafka, topic: string, rate: number, durationM
       // build one partition's batch past the broker's message.max.bytes.
       for (const sent = String(Date.now()); due > written; ) {
         const upTo = Math.min(due, written + MAX_SEND);
-        const messages = Array.from({ length: upTo - written }, (_, k) => message(written + k, shape, value, sent));
+        const messages = Array.from({ length: upTo - written }, (_, k) => message(written + k, shape, value, sent, extra));
         written = upTo;
         sends.push(producer.send({ topic, messages, acks: 1 }));
       }

@@ -1,5 +1,5 @@
 /** The one markdown table `npm run bench` prints (pure): medians with [min–max] over the rounds. */
-import type { BenchResult } from './summary';
+import { type BenchResult, caseLabel } from './summary';
 import type { Summary } from './stats';
 
 const num = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
@@ -9,31 +9,46 @@ const check = (ok: boolean): string => (ok ? 'met' : '**missed**');
 export const renderTable = (r: BenchResult): string => {
   const rows: string[][] = [];
   const byProducers = r.throughput?.byProducers ?? [];
+  const baselineRoot = String((r.environment as { baselineRoot?: string }).baselineRoot ?? 'baseline');
   for (const t of byProducers) {
-    rows.push([`throughput, ${t.producers} producers (msg/s)`, sum(t.sluiceMsgsPerSec), sum(t.pipeMsgsPerSec), `ratio ${sum(t.ratio, 2)}`, '≥ 0.9', check(t.ratio.median >= 0.9)]);
-  }
-  for (const t of byProducers) {
-    const target = t.producers >= 100 ? 0.1 : 0.02;
-    rows.push([`script calls / message, ${t.producers} producers`, sum(t.scriptCallsPerMessage, 4), `${sum(t.backgroundCallsPerMessage, 4)} (background)`, '', `≤ ${target}`, check(t.scriptCallsPerMessage.median <= target)]);
-  }
-  for (const t of byProducers) {
-    rows.push([`CPU per message, sluice ÷ pipe, ${t.producers} producers (whole run of each side)`, `× ${sum(t.cpuRatio, 2)}`, '', '', '≤ 1.3', check(t.cpuRatio.median <= 1.3)]);
-  }
-  for (const t of byProducers) {
-    rows.push([`CPU s / 1M messages, ${t.producers} producers`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), '', '', '']);
-    if (t.sluiceHelperCpuSecPerMillion && t.pipeHelperCpuSecPerMillion) {
-      rows.push([`of it on V8's helper threads (compiler, gc), ${t.producers} producers`, sum(t.sluiceHelperCpuSecPerMillion, 1), sum(t.pipeHelperCpuSecPerMillion, 1), '', 'reported', '']);
+    rows.push([`throughput, ${caseLabel(t)} (msg/s)`, sum(t.sluiceMsgsPerSec), sum(t.pipeMsgsPerSec), `ratio ${sum(t.ratio, 2)}`, '≥ 0.9', check(t.ratio.median >= 0.9)]);
+    if (t.headers !== 3 || t.partitions !== 8) {
+      rows.push([`throughput, ${caseLabel(t)} (MB/s, ${num(t.bytesPerMessage)} bytes a message: value + header names and values)`, sum(t.sluiceMbPerSec, 1), sum(t.pipeMbPerSec, 1), '', 'reported', '']);
+    }
+    const b = t.baseline;
+    if (b) {
+      rows.push([`throughput, ${caseLabel(t)}, baseline ${baselineRoot} (msg/s)`, sum(b.msgsPerSec), sum(t.pipeMsgsPerSec), `ratio ${sum(b.ratio, 2)}; sluice ÷ baseline ${sum(b.sluiceOverBaseline, 2)}`, 'reported', '']);
     }
   }
   for (const t of byProducers) {
-    rows.push([`duplicates downstream (throughput runs), ${t.producers} producers`, String(t.sluiceDuplicates), String(t.pipeDuplicates), '', '0', check(t.sluiceDuplicates === 0)]);
-    rows.push([`load average (1 min) at the end of each run, ${t.producers} producers`, t.loadAverages.filter((l) => l.side === 'sluice').map((l) => num(l.load, 2)).join(', '),
-      t.loadAverages.filter((l) => l.side === 'pipe').map((l) => num(l.load, 2)).join(', '), '', 'reported', '']);
+    const target = t.producers >= 100 ? 0.1 : 0.02;
+    rows.push([`script calls / message, ${caseLabel(t)}`, sum(t.scriptCallsPerMessage, 4), `${sum(t.backgroundCallsPerMessage, 4)} (background)`, '', `≤ ${target}`, check(t.scriptCallsPerMessage.median <= target)]);
+  }
+  for (const t of byProducers) {
+    rows.push([`CPU per message, sluice ÷ pipe, ${caseLabel(t)} (whole run of each side)`, `× ${sum(t.cpuRatio, 2)}`, '', '', '≤ 1.3', check(t.cpuRatio.median <= 1.3)]);
+  }
+  for (const t of byProducers) {
+    rows.push([`CPU s / 1M messages, ${caseLabel(t)}`, sum(t.sluiceCpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), '', '', '']);
+    if (t.sluiceHelperCpuSecPerMillion && t.pipeHelperCpuSecPerMillion) {
+      rows.push([`of it on V8's helper threads (compiler, gc), ${caseLabel(t)}`, sum(t.sluiceHelperCpuSecPerMillion, 1), sum(t.pipeHelperCpuSecPerMillion, 1), '', 'reported', '']);
+    }
+    const b = t.baseline;
+    if (b) {
+      rows.push([`CPU s / 1M messages, ${caseLabel(t)}, baseline ${baselineRoot}`, sum(b.cpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), `× ${sum(b.cpuRatio, 2)} the pipe's; sluice ÷ baseline × ${sum(b.sluiceCpuOverBaseline, 2)}`, 'reported', '']);
+    }
+  }
+  for (const t of byProducers) {
+    rows.push([`duplicates downstream (throughput runs), ${caseLabel(t)}`, String(t.sluiceDuplicates), String(t.pipeDuplicates), t.baseline ? `baseline: ${t.baseline.duplicates}` : '', '0', check(t.sluiceDuplicates === 0)]);
+    const loads = (side: string): string => t.loadAverages.filter((l) => l.side === side).map((l) => num(l.load, 2)).join(', ');
+    rows.push([`load average (1 min) at the end of each run, ${caseLabel(t)}`, loads('sluice'), loads('pipe'), t.baseline ? `baseline: ${loads('baseline')}` : '', 'reported', '']);
   }
   const latencies = r.latency ? [[r.latency.detail, 'half the pipe\'s max'], [r.latency.belowSaturation, 'below saturation']] as const : [];
   for (const [l, what] of latencies) {
     rows.push([`latency p50 at ${l.rate} msg/s, ${what} (ms)`, sum(l.sluiceP50Ms), sum(l.pipeP50Ms), `added ${sum(l.p50AddedMs)}`, '≤ 1 ms added', check(l.p50AddedMs.median <= 1)]);
     rows.push([`latency p99 at ${l.rate} msg/s, ${what} (ms)`, sum(l.sluiceP99Ms), sum(l.pipeP99Ms), `added ${sum(l.p99AddedMs)}`, 'reported', '']);
+    if (l.baseline) {
+      rows.push([`latency p50 / p99 at ${l.rate} msg/s, ${what}, baseline ${baselineRoot} (ms)`, `${sum(l.baseline.p50Ms)} / ${sum(l.baseline.p99Ms)}`, '', `added ${sum(l.baseline.p50AddedMs)} / ${sum(l.baseline.p99AddedMs)}`, 'reported', '']);
+    }
   }
   const a = r.accuracy;
   for (const run of a?.runs ?? []) {
@@ -53,7 +68,7 @@ export const renderTable = (r: BenchResult): string => {
   }
   const m = r.memory;
   const timeouts = [
-    ...byProducers.map((t) => `throughput/${t.producers}: ${t.sluiceStoreErrors}`),
+    ...byProducers.map((t) => `throughput/${caseLabel(t)}: ${t.sluiceStoreErrors}`),
     ...(a?.runs ?? []).map((run) => `accuracy/${run.replicas}: ${run.storeErrors}`),
     ...(r.backlog?.runs ?? []).map((run) => `backlog/${run.queue}/${run.replicas}: ${run.storeErrors}`),
     ...(m ? [`memory: ${m.storeErrors}`] : []),

@@ -2,13 +2,21 @@
  * The sizes of `npm run bench`, from BENCH_* environment variables, with the defaults the
  * 12-minute budget on a 2-core machine allows (printed with the results). BENCH_PHASES picks
  * phases (e.g. `backlog`: the issue-9 backlog runs alone, about 4 minutes);
- * BENCH_BACKLOG_SECONDS and BENCH_BACKLOG_PRODUCERS size those runs.
+ * BENCH_BACKLOG_SECONDS and BENCH_BACKLOG_PRODUCERS size those runs. BENCH_CASES picks
+ * throughput cases (`100,10,heavy`); BENCH_HEADERS and BENCH_PARTITIONS shape the heavy one.
  */
+import type { ThroughputCase } from './throughput';
+
 export interface BenchSettings {
   /** Messages per throughput run (1 KiB each). */
   count: number;
-  /** Producer counts of the throughput runs; the first is the headline (100). */
-  producerCounts: number[];
+  /**
+   * The throughput cases, 1 KiB values each: 100 producers (the headline) and 10, with the
+   * bench's 3 headers on 8 partitions, and `heavy`: 100 producers, BENCH_HEADERS headers
+   * (10) and BENCH_PARTITIONS ingress partitions (12, so a fetch spans more partitions than
+   * the 8 consumed at once).
+   */
+  throughputCases: ThroughputCase[];
   /** Alternations of the two sides. */
   rounds: number;
   latencySeconds: number;
@@ -50,9 +58,26 @@ const int = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => 
   return value;
 };
 
+export const CASES = ['100', '10', 'heavy'] as const;
+
+/** BENCH_CASES (default every case), in the order of CASES. */
+export const parseCases = (env: NodeJS.ProcessEnv): ThroughputCase[] => {
+  const raw = env.BENCH_CASES;
+  const names = raw === undefined || raw.trim() === '' ? [...CASES] : raw.split(',').map((c) => c.trim()).filter((c) => c !== '');
+  const bad = names.filter((c) => !(CASES as readonly string[]).includes(c));
+  if (bad.length > 0) throw new Error(`BENCH_CASES: unknown case(s) ${bad.join(', ')}; expected some of ${CASES.join(', ')}`);
+  const heavy: ThroughputCase = { producers: 100, headers: int(env, 'BENCH_HEADERS', 10), partitions: int(env, 'BENCH_PARTITIONS', 12) };
+  const all: Record<(typeof CASES)[number], ThroughputCase> = {
+    100: { producers: 100, headers: 3, partitions: 8 },
+    10: { producers: 10, headers: 3, partitions: 8 },
+    heavy,
+  };
+  return CASES.filter((c) => names.includes(c)).map((c) => all[c]);
+};
+
 export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
   count: int(env, 'BENCH_COUNT', 200_000),
-  producerCounts: [100, 10],
+  throughputCases: parseCases(env),
   rounds: int(env, 'BENCH_ROUNDS', 5),
   latencySeconds: int(env, 'BENCH_LATENCY_SECONDS', 5),
   latencyLowRate: int(env, 'BENCH_LATENCY_LOW_RATE', 5000),

@@ -1,6 +1,6 @@
 /**
- * One measured side as a child process: the sidecar (`dist/main.js run`, what the image runs)
- * or the plain pipe (pipe-worker.ts compiled by tsc the same way). Both run as compiled
+ * One measured side as a child process: the sidecar (`dist/main.js run`, what the image runs),
+ * with BENCH_BASELINE_ROOT a second sidecar built from another work tree (`baseline`), or the plain pipe (pipe-worker.ts compiled by tsc the same way). Both run as compiled
  * JavaScript under plain node with the same flags (--expose-gc, the usage probe preloaded), so
  * each has its own process, event loop and CPU account, apart from the harness that produces
  * and measures. (Under tsx every function created at run time goes through esbuild's naming
@@ -10,7 +10,18 @@ import { ChildProcess, execFileSync, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 
-export type SideKind = 'sluice' | 'pipe';
+/** `baseline`: the sidecar of BENCH_BASELINE_ROOT, measured beside `sluice` in the same alternations. */
+export type SideKind = 'sluice' | 'pipe' | 'baseline';
+
+/** The sides a throughput or latency round runs: the pipe and sluice, and the baseline when BENCH_BASELINE_ROOT is set. */
+export const measuredSides = (): SideKind[] => (process.env.BENCH_BASELINE_ROOT ? ['pipe', 'sluice', 'baseline'] : ['pipe', 'sluice']);
+
+/** Round `round`'s order: rotated each round, so drift in the machine's load favours no side. */
+export const sideOrder = (round: number, sides: readonly SideKind[] = measuredSides()): SideKind[] => {
+  if (sides.length === 2) return round % 2 === 0 ? [...sides] : [...sides].reverse();
+  const k = round % sides.length;
+  return [...sides.slice(k), ...sides.slice(0, k)];
+};
 
 export interface Usage {
   /** The whole process's CPU time. */
@@ -32,17 +43,28 @@ export interface Side {
 }
 
 const ROOT = path.resolve(__dirname, '../..');
-/** BENCH_SLUICE_ROOT=<dir>: run the sidecar from another work tree (a scratch copy with a candidate fix). */
-const rootOf = (kind: SideKind): string => (kind === 'sluice' && process.env.BENCH_SLUICE_ROOT) || ROOT;
+/**
+ * BENCH_SLUICE_ROOT=<dir>: run the sidecar from another work tree (a scratch copy with a candidate fix).
+ * BENCH_BASELINE_ROOT=<dir>: the baseline sidecar's work tree (with its own node_modules, so its own kafkajs patch).
+ */
+const rootOf = (kind: SideKind): string => {
+  if (kind === 'baseline') {
+    const root = process.env.BENCH_BASELINE_ROOT;
+    if (!root) throw new Error('the baseline side needs BENCH_BASELINE_ROOT');
+    return path.resolve(root);
+  }
+  return (kind === 'sluice' && process.env.BENCH_SLUICE_ROOT) || ROOT;
+};
+const isSidecar = (kind: SideKind): boolean => kind !== 'pipe';
 /** Where the pipe is compiled to: inside node_modules, so its imports resolve as from the work tree. */
 const PIPE_BUILD = path.join(ROOT, 'node_modules/.cache/sluice-bench');
 const entryOf = (kind: SideKind): string =>
-  kind === 'sluice' ? path.join(rootOf(kind), 'dist/main.js') : path.join(PIPE_BUILD, 'bench/pipeline/pipe-worker.js');
+  isSidecar(kind) ? path.join(rootOf(kind), 'dist/main.js') : path.join(PIPE_BUILD, 'bench/pipeline/pipe-worker.js');
 const EXEC_ARGV = ['--expose-gc', '-r', path.join(ROOT, 'bench/common/probe.cjs')];
 
-/** Compiles both sides before a run: `npm run build` in the sidecar's work tree, tsc for the pipe. */
+/** Compiles the sides before a run: `npm run build` in each sidecar's work tree, tsc for the pipe. */
 export const buildSides = (): void => {
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: rootOf('sluice'), stdio: 'inherit' });
+  for (const kind of measuredSides().filter(isSidecar)) execFileSync('npm', ['run', '-s', 'build'], { cwd: rootOf(kind), stdio: 'inherit' });
   execFileSync(process.execPath, [
     require.resolve('typescript/bin/tsc'), '--outDir', PIPE_BUILD, '--rootDir', ROOT, '--target', 'ES2022', '--module', 'commonjs',
     '--moduleResolution', 'node', '--esModuleInterop', '--skipLibCheck', '--resolveJsonModule', path.join(ROOT, 'bench/pipeline/pipe-worker.ts'),
@@ -70,7 +92,7 @@ const waitHttpReady = async (port: number, deadline: number, child: ChildProcess
 
 export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: string, httpPort?: number): Side => {
   const log = openSync(logFile, 'a');
-  const child = fork(entryOf(kind), kind === 'sluice' ? ['run'] : [], {
+  const child = fork(entryOf(kind), isSidecar(kind) ? ['run'] : [], {
     cwd: rootOf(kind), env, execArgv: execArgv(), stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
@@ -89,7 +111,7 @@ export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: strin
     kind,
     async ready(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
-      if (kind === 'sluice') return waitHttpReady(httpPort as number, deadline, child);
+      if (isSidecar(kind)) return waitHttpReady(httpPort as number, deadline, child);
       while (!joined && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
       if (!joined) throw new Error(`the pipe did not join its group (exit code ${child.exitCode}); see ${logFile}`);
     },
@@ -101,7 +123,7 @@ export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: strin
       });
     },
     async storeErrors() {
-      if (kind !== 'sluice') return 0;
+      if (!isSidecar(kind)) return 0;
       // A side whose metrics cannot be read (it exited, say) reports NaN: the table shows the
       // count as unknown rather than the whole run failing.
       const text = await fetch(`http://127.0.0.1:${httpPort}/metrics`).then((r) => r.text(), () => undefined);

@@ -8,13 +8,32 @@ import type { BacklogRun } from './backlog';
 import type { LatencyRun } from './latency';
 import type { MemoryResult } from './memory';
 import { pairwise, summarize, type Summary } from './stats';
-import type { ThroughputRun } from './throughput';
+import type { ThroughputCase, ThroughputRun } from './throughput';
+import { PARTITIONS } from './topics';
 
-export interface ThroughputSummary {
-  producers: number;
+/** The baseline sidecar (BENCH_BASELINE_ROOT) in the same rounds: its own numbers, against the pipe, and sluice against it. */
+export interface BaselineThroughput {
+  msgsPerSec: Summary;
+  mbPerSec: Summary;
+  /** baseline ÷ pipe, paired round by round. */
+  ratio: Summary;
+  cpuSecPerMillion: Summary;
+  cpuRatio: Summary;
+  /** sluice ÷ baseline, paired round by round: throughput (> 1 better) and CPU per message (< 1 better). */
+  sluiceOverBaseline: Summary;
+  sluiceCpuOverBaseline: Summary;
+  storeErrors: number;
+  duplicates: number;
+}
+
+export interface ThroughputSummary extends ThroughputCase {
   messages: number;
+  /** Mean message size as written: key + value + header names and values. */
+  bytesPerMessage: number;
   sluiceMsgsPerSec: Summary;
   pipeMsgsPerSec: Summary;
+  sluiceMbPerSec: Summary;
+  pipeMbPerSec: Summary;
   ratio: Summary;
   sluiceCpuSecPerMillion: Summary;
   pipeCpuSecPerMillion: Summary;
@@ -33,18 +52,47 @@ export interface ThroughputSummary {
   pipeDuplicates: number;
   /** The 1-minute load average at the end of each run, in run order. */
   loadAverages: { side: string; load: number }[];
+  baseline?: BaselineThroughput;
 }
+
+/** Headers per message of the headline cases (the bench's own three). */
+export const PLAIN_HEADERS = 3;
+
+/** A case's key in the JSON record: `producers100`, and `producers100-headers10-partitions12` for a heavier shape. */
+export const caseKey = (t: ThroughputCase): string =>
+  t.headers === PLAIN_HEADERS && t.partitions === PARTITIONS ? `producers${t.producers}` : `producers${t.producers}-headers${t.headers}-partitions${t.partitions}`;
+
+/** A case as the table names it: `100 producers`, `100 producers, 10 headers, 12 partitions`. */
+export const caseLabel = (t: ThroughputCase): string =>
+  t.headers === PLAIN_HEADERS && t.partitions === PARTITIONS ? `${t.producers} producers` : `${t.producers} producers, ${t.headers} headers, ${t.partitions} partitions`;
 
 const sideOf = <T extends { side: string }>(runs: readonly T[], side: string): T[] => runs.filter((r) => r.side === side);
 
-export const summarizeThroughput = (runs: readonly ThroughputRun[], producers: number, messages: number): ThroughputSummary => {
+const rate = (r: ThroughputRun) => r.msgsPerSec;
+const cpu = (r: ThroughputRun) => r.cpuSecPerMillion;
+
+const summarizeBaseline = (b: readonly ThroughputRun[], s: readonly ThroughputRun[], p: readonly ThroughputRun[]): BaselineThroughput => ({
+  msgsPerSec: summarize(b.map(rate)),
+  mbPerSec: summarize(b.map((r) => r.mbPerSec)),
+  ratio: pairwise(b.map(rate), p.map(rate), (x, y) => x / y),
+  cpuSecPerMillion: summarize(b.map(cpu)),
+  cpuRatio: pairwise(b.map(cpu), p.map(cpu), (x, y) => x / y),
+  sluiceOverBaseline: pairwise(s.map(rate), b.map(rate), (x, y) => x / y),
+  sluiceCpuOverBaseline: pairwise(s.map(cpu), b.map(cpu), (x, y) => x / y),
+  storeErrors: b.reduce((n, r) => n + r.storeErrors, 0),
+  duplicates: b.reduce((n, r) => n + r.duplicates, 0),
+});
+
+export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: ThroughputCase, messages: number, bytesPerMessage: number): ThroughputSummary => {
   const s = sideOf(runs, 'sluice');
   const p = sideOf(runs, 'pipe');
-  const rate = (r: ThroughputRun) => r.msgsPerSec;
+  const b = sideOf(runs, 'baseline');
   return {
-    producers, messages,
+    ...shape, messages, bytesPerMessage,
     sluiceMsgsPerSec: summarize(s.map(rate)),
     pipeMsgsPerSec: summarize(p.map(rate)),
+    sluiceMbPerSec: summarize(s.map((r) => r.mbPerSec)),
+    pipeMbPerSec: summarize(p.map((r) => r.mbPerSec)),
     ratio: pairwise(s.map(rate), p.map(rate), (a, b) => a / b),
     sluiceCpuSecPerMillion: summarize(s.map((r) => r.cpuSecPerMillion)),
     pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
@@ -59,6 +107,7 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], producers: n
     sluiceDuplicates: s.reduce((n, r) => n + r.duplicates, 0),
     pipeDuplicates: p.reduce((n, r) => n + r.duplicates, 0),
     loadAverages: runs.map((r) => ({ side: r.side, load: Math.round(r.loadAverage * 100) / 100 })),
+    ...(b.length > 0 ? { baseline: summarizeBaseline(b, s, p) } : {}),
   };
 };
 
@@ -70,19 +119,30 @@ export interface LatencySummary {
   pipeP99Ms: Summary;
   p50AddedMs: Summary;
   p99AddedMs: Summary;
+  /** The baseline sidecar (BENCH_BASELINE_ROOT) in the same rounds; added = baseline − pipe. */
+  baseline?: { p50Ms: Summary; p99Ms: Summary; p50AddedMs: Summary; p99AddedMs: Summary };
 }
 
 export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): LatencySummary => {
   const s = sideOf(runs, 'sluice');
   const p = sideOf(runs, 'pipe');
+  const b = sideOf(runs, 'baseline');
   return {
     rate,
     sluiceP50Ms: summarize(s.map((r) => r.p50Ms)),
     pipeP50Ms: summarize(p.map((r) => r.p50Ms)),
     sluiceP99Ms: summarize(s.map((r) => r.p99Ms)),
     pipeP99Ms: summarize(p.map((r) => r.p99Ms)),
-    p50AddedMs: pairwise(s.map((r) => r.p50Ms), p.map((r) => r.p50Ms), (a, b) => a - b),
-    p99AddedMs: pairwise(s.map((r) => r.p99Ms), p.map((r) => r.p99Ms), (a, b) => a - b),
+    p50AddedMs: pairwise(s.map((r) => r.p50Ms), p.map((r) => r.p50Ms), (x, y) => x - y),
+    p99AddedMs: pairwise(s.map((r) => r.p99Ms), p.map((r) => r.p99Ms), (x, y) => x - y),
+    ...(b.length > 0 ? {
+      baseline: {
+        p50Ms: summarize(b.map((r) => r.p50Ms)),
+        p99Ms: summarize(b.map((r) => r.p99Ms)),
+        p50AddedMs: pairwise(b.map((r) => r.p50Ms), p.map((r) => r.p50Ms), (x, y) => x - y),
+        p99AddedMs: pairwise(b.map((r) => r.p99Ms), p.map((r) => r.p99Ms), (x, y) => x - y),
+      },
+    } : {}),
   };
 };
 
@@ -111,13 +171,15 @@ export const buildResult = (input: {
   backlog?: BacklogSection;
   memory?: MemoryResult;
 }) => {
-  const [many, few] = input.throughput;
+  const plain = input.throughput.filter((t) => t.headers === PLAIN_HEADERS);
+  const many = plain.find((t) => t.producers >= 100) ?? input.throughput[0];
+  const few = plain.find((t) => t.producers < 100);
   return {
     date: input.date,
     environment: input.environment,
     throughput: many ? { ratio: many.ratio.median, ratioRange: range(many.ratio), byProducers: input.throughput } : undefined,
     scriptCallsPerMessage: many?.scriptCallsPerMessage.median,
-    scriptCallsPerMessageBy: Object.fromEntries(input.throughput.map((t) => [`producers${t.producers}`, t.scriptCallsPerMessage.median])),
+    scriptCallsPerMessageBy: Object.fromEntries(input.throughput.map((t) => [caseKey(t), t.scriptCallsPerMessage.median])),
     latency: input.latency && input.latencyLow ? {
       p50AddedMs: input.latency.p50AddedMs.median,
       p50AddedMsRange: range(input.latency.p50AddedMs),

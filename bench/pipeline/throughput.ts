@@ -6,18 +6,22 @@
  * side's whole run, from its start until the last id was downstream, per message, and the part
  * of it on V8's helper threads (compiler, gc; Linux). Beside them:
  * the Redis script calls of the whole run, duplicates, and the load average as the run ended.
+ * A case has a shape: producers, headers per message (3: the bench's own) and ingress
+ * partitions (8); MB/s counts key + value + header names and values as the producer wrote them.
  */
 import os from 'node:os';
 import type { BenchContext } from './context';
 import { prefill } from './load';
 import { readDistinct } from './read-downstream';
 import { scriptCalls } from './redis-info';
-import type { SideKind } from './side';
+import { sideOrder, type SideKind } from './side';
 import type { SluiceSetup } from './side-env';
 
 export interface ThroughputRun {
   side: SideKind;
   msgsPerSec: number;
+  /** msgsPerSec × the mean message size (key + value + header names and values), in 10^6 bytes/s. */
+  mbPerSec: number;
   cpuSecPerMillion: number;
   /** Of it, V8's helper threads (optimizing compiler, concurrent and parallel gc); Linux only. */
   helperCpuSecPerMillion?: number;
@@ -30,7 +34,7 @@ export interface ThroughputRun {
   loadAverage: number;
 }
 
-const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: number, setup: SluiceSetup): Promise<ThroughputRun> => {
+const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: number, setup: SluiceSetup, bytesPerMessage: number): Promise<ThroughputRun> => {
   const downstream = await ctx.book.downstream('tp-down');
   const callsBefore = await scriptCalls(ctx.redis);
   const side = await ctx.launch(kind, { ingress, downstream }, setup);
@@ -45,8 +49,9 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     const ids = await readDistinct(ctx.kafka, downstream, count, deadline);
     if (ids.duplicates > 0) cpu = await side.usage(); // it went on until the last new id
     const calls = (await scriptCalls(ctx.redis)) - callsBefore;
+    const msgsPerSec = ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs);
     return {
-      side: kind, msgsPerSec: ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs), cpuSecPerMillion: cpu.cpuMicros / count,
+      side: kind, msgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
       helperCpuSecPerMillion: cpu.mainCpuMicros === undefined ? undefined : (cpu.cpuMicros - cpu.mainCpuMicros) / count,
       scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0],
     };
@@ -55,18 +60,25 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
   }
 };
 
-/** Alternates the two sides `rounds` times over one prefilled ingress topic. */
+export interface ThroughputCase {
+  producers: number;
+  /** Headers per message, the bench's three included. */
+  headers: number;
+  /** Ingress partitions. */
+  partitions: number;
+}
+
+/** Alternates the sides `rounds` times over one prefilled ingress topic (1 KiB values, the case's shape). */
 export const measureThroughput = async (
-  ctx: BenchContext, { count, producers, rounds }: { count: number; producers: number; rounds: number },
-): Promise<ThroughputRun[]> => {
-  const ingress = await ctx.book.ingress(`tp-${producers}`);
-  await prefill(ctx.kafka, ingress, count, { producers, valueBytes: 1024 });
+  ctx: BenchContext, { count, rounds, shape }: { count: number; rounds: number; shape: ThroughputCase },
+): Promise<{ runs: ThroughputRun[]; bytesPerMessage: number }> => {
+  const ingress = await ctx.book.ingress(`tp-${shape.producers}-h${shape.headers}`, shape.partitions);
+  const bytesPerMessage = await prefill(ctx.kafka, ingress, count, { producers: shape.producers, valueBytes: 1024, headers: shape.headers, partitions: shape.partitions });
   const setup = ctx.sluiceSetup({ rate: '1000000/s', queue: '1m' });
   const runs: ThroughputRun[] = [];
   for (let round = 0; round < rounds; round += 1) {
-    // Alternate which side goes first, so drift in the machine's load does not favour one.
-    const order: SideKind[] = round % 2 === 0 ? ['pipe', 'sluice'] : ['sluice', 'pipe'];
-    for (const kind of order) runs.push(await drain(ctx, kind, ingress, count, setup));
+    // The order rotates, so drift in the machine's load does not favour one side.
+    for (const kind of sideOrder(round)) runs.push(await drain(ctx, kind, ingress, count, setup, bytesPerMessage));
   }
-  return runs;
+  return { runs, bytesPerMessage };
 };

@@ -9,7 +9,8 @@ import { createTopic } from '../../test/helpers/kafka';
 export const PARTITIONS = 8;
 
 export interface TopicBook {
-  ingress(prefix: string): Promise<string>;
+  /** An ingress topic, PARTITIONS partitions unless told. */
+  ingress(prefix: string, partitions?: number): Promise<string>;
   downstream(prefix: string): Promise<string>;
   /** Records topics created by others (the sidecar's retry tiers) for deletion. */
   remember(...topics: string[]): void;
@@ -21,14 +22,14 @@ export const topicBook = async (kafka: Kafka): Promise<TopicBook> => {
   const admin: Admin = kafka.admin();
   await admin.connect();
   const created: string[] = [];
-  const make = async (prefix: string, appendTime: boolean): Promise<string> => {
+  const make = async (prefix: string, appendTime: boolean, partitions = PARTITIONS): Promise<string> => {
     const configEntries = appendTime ? [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] : undefined;
-    const topic = await createTopic(kafka, { prefix: `bench-${prefix}`, partitions: PARTITIONS, configEntries });
+    const topic = await createTopic(kafka, { prefix: `bench-${prefix}`, partitions, configEntries });
     created.push(topic);
     return topic;
   };
   return {
-    ingress: (prefix) => make(prefix, false),
+    ingress: (prefix, partitions) => make(prefix, false, partitions),
     downstream: (prefix) => make(prefix, true),
     remember: (...topics) => created.push(...topics),
     async total(topic) {
