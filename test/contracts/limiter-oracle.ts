@@ -88,7 +88,8 @@ export const createOracle = (rule: LimitRule) => {
         }
         first = refusals.reduce((best, r) => (r[1] > best[1] ? r : best));
       }
-      const notBefore = Math.max(first[1], tail);
+      // The tail spreads a refusal at most an hour past its own instant (TAIL_HORIZON_MS).
+      const notBefore = Math.max(first[1], Math.min(tail, first[1] + 3_600_000));
       tail = notBefore + (first[0] === 2 ? size * (rule.byteIntervalMs as number) : first[2]);
       out.push({ code: first[0], at: Math.ceil(notBefore) });
     }

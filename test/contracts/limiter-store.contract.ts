@@ -54,6 +54,21 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
       });
     });
 
+    describe('when a flood of refusals ran the tail far ahead', () => {
+      it('spreads a refusal at most an hour past its own instant; those beyond come back together at the horizon', async () => {
+        const spec = rule({ rate: '1/s', queue: 0 });
+        const flood = await decide('p', spec, ones(5000), 0);
+        const ats = flood.decisions.map((d) => d.at - T0);
+        expect(Math.max(...ats)).toBeLessThanOrEqual(1000 + 3_600_000);
+        expect(ats.slice(1, 4)).toEqual([1000, 2000, 3000]); // spread one T apart below the horizon
+        // A minute later: the first is admitted (refusals charge nothing), the second is refused
+        // within the horizon of its own instant, not behind the whole flood (5,000 s ahead).
+        const later = await decide('p', spec, ones(2), 60_000);
+        expect(later.decisions.map((d) => d.admitted)).toEqual([true, false]);
+        expect(later.decisions[1].at - T0).toBeLessThanOrEqual(61_000 + 3_600_000);
+      });
+    });
+
     describe('when the queue is 0 (strict spacing)', () => {
       it('admits one per T and refuses anything closer', async () => {
         const spec = rule({ rate: '10/s', queue: 0 });

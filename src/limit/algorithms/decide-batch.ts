@@ -55,8 +55,15 @@ const decideOne = (rule: LimitRule, state: KeyState, now: number, size: number, 
   return { decision: refuse(rule, state, refusal, size), refusal };
 };
 
+/**
+ * How far past a refusal's own instant the tail may spread it: refusals beyond that come back
+ * together at the horizon and are spread again then. Without a bound a flood of refusals ran the
+ * tail days ahead, and a later message could be dead-lettered for its age at once.
+ */
+export const TAIL_HORIZON_MS = 3_600_000;
+
 const refuse = (rule: LimitRule, state: KeyState, refusal: Refusal, size: number): Decision => {
-  const notBefore = Math.max(refusal.notBefore, state.tail);
+  const notBefore = Math.max(refusal.notBefore, Math.min(state.tail, refusal.notBefore + TAIL_HORIZON_MS));
   const spread = refusal.limit === LIMIT_BYTES ? size * (rule.byteIntervalMs as number) : refusal.spread;
   state.tail = notBefore + spread;
   return { admitted: false, at: Math.ceil(notBefore), reason: reasonOf(rule, refusal.limit) };

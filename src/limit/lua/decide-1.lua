@@ -182,8 +182,12 @@ local function decide_one(size)
   return best
 end
 
+-- How far past a refusal's own instant the tail may spread it (TAIL_HORIZON_MS in
+-- src/limit/algorithms/decide-batch.ts): refusals beyond come back together at the horizon.
+local TAIL_HORIZON = 3600000
+
 local function refuse(refusal, size)
-  local nb = math.max(refusal[2], tail)
+  local nb = math.max(refusal[2], math.min(tail, refusal[2] + TAIL_HORIZON))
   local spread = refusal[3]
   if refusal[1] == 2 then spread = size * byteT end
   tail = nb + spread
