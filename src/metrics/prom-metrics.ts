@@ -3,7 +3,7 @@
  * Per-producer series are bounded: the top `topProducers` producers by traffic keep their own
  * label, everybody else counts as `other` (./top-producers.ts).
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LATE_IGNORED_REASONS, type Metrics, type Outcome } from './types';
 import { OTHER, createTopProducers } from './top-producers';
 
@@ -23,6 +23,12 @@ export interface PromMetricsOptions {
   registry?: Registry;
   /** how many producers keep their own label (default 50); the rest count as `other`. */
   topProducers?: number;
+  /**
+   * prom-client's process metrics too, prefixed `sluice_` (CPU, memory, and the event loop's
+   * delay: `sluice_nodejs_eventloop_lag_p99_seconds` tells a store timeout caused by a blocked
+   * process from one caused by Redis). `sluice run` turns them on.
+   */
+  processMetrics?: boolean;
 }
 
 export type PromMetrics = Metrics & { registry: Registry };
@@ -116,8 +122,9 @@ const createProducerCounter = (counter: Instruments['producerMessages'], size: n
   };
 };
 
-export const createPromMetrics = ({ registry = new Registry(), topProducers = 50 }: PromMetricsOptions = {}): PromMetrics => {
+export const createPromMetrics = ({ registry = new Registry(), topProducers = 50, processMetrics = false }: PromMetricsOptions = {}): PromMetrics => {
   const m = createInstruments(registry);
+  if (processMetrics) collectDefaultMetrics({ register: registry, prefix: 'sluice_', eventLoopMonitoringPrecision: 10 });
   const countProducer = createProducerCounter(m.producerMessages, topProducers);
   for (const outcome of OUTCOMES) m.messages.inc({ outcome }, 0);
   for (const result of ['ok', 'error']) m.quotaReloads.inc({ result }, 0);

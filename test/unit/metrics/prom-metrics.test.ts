@@ -111,3 +111,12 @@ describe('prometheus metrics', () => {
     });
   });
 });
+
+describe('with process metrics on (sluice run)', () => {
+  it('exposes the event loop delay and the process CPU, prefixed sluice_', async () => {
+    const text = await createPromMetrics({ processMetrics: true }).registry.metrics();
+    expect(text).toMatch(/^sluice_nodejs_eventloop_lag_p99_seconds /m);
+    expect(text).toMatch(/^sluice_process_cpu_seconds_total /m);
+    expect(await createPromMetrics().registry.metrics()).not.toMatch(/eventloop/);
+  });
+});
