@@ -3,8 +3,8 @@
  * `prometheus` binary, on a free loopback port, a temporary config) scrapes the /metrics of two
  * real `sluice run` replicas every second and evaluates the chart's alert rules, rendered by the
  * real helm, every second, while producers offer a mixed load: `calm` within its quota, `busy`
- * at 3× (delayed, then parked on the retry tiers), `doomed` refused by a 5/h window (parked,
- * decided again, dead-lettered after retry.maxAttempts).
+ * at 3× (delayed, then parked on the retry tiers), `doomed` refused by a 5/h window (its wait
+ * is past retry.maxAge: dead-lettered at once).
  * - every panel query of the dashboard (its variables filled in as Grafana would) returns data,
  *   and the job variable's label_values query finds the job;
  * - every alert rule is evaluated by Prometheus without error; the ones the load implies
@@ -46,7 +46,7 @@ interface RuleState {
   name: string;
   health: string;
   lastError?: string;
-  alerts: Array<{ state: string; labels: Record<string, string>; annotations: Record<string, string> }>;
+  alerts: Array<{ state: string; labels: Record<string, string>; annotations: Record<string, string>; value: string }>;
 }
 interface QueryAnswer {
   status: string;
@@ -99,7 +99,8 @@ withPrometheus('the dashboard and the alerts on a real Prometheus scraping real 
   beforeAll(async () => {
     scenario = await createBacklogScenario(kafka, {
       brokers: kafkaBrokers().join(','), redisUrl: redisUrl(), partitions: 2, quotas: QUOTAS,
-      settings: { SLUICE_RETRY_TIERS: '1s,2s', SLUICE_RETRY_MAX_ATTEMPTS: '2', SLUICE_HOLD_MAX_MS: '1000' },
+      // doomed's window reopens in up to an hour, past retry.maxAge: dead-lettered at its first decision
+      settings: { SLUICE_RETRY_TIERS: '1s,2s', SLUICE_RETRY_MAX_AGE: '10m', SLUICE_HOLD_MAX_MS: '1000' },
     });
     dir = mkdtempSync(join(tmpdir(), 'sluice-prometheus-'));
     // The first replica creates the tiers and the dead-letter topic; the second joins then.
@@ -186,6 +187,7 @@ withPrometheus('the dashboard and the alerts on a real Prometheus scraping real 
     expect(dead).toMatchObject({ state: 'pending', labels: { job: JOB, severity: 'warning' } });
     expect(dead?.annotations.description).toMatch(/Most dead-lettered: .*\bdoomed \(\d+\.\d\d\/s\)/);
     const tier = states.find((s) => s.name === 'SluiceRetryTierDepthGrowing')?.alerts ?? [];
+    process.stderr.write(`[prometheus] pending after ${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${dead?.annotations.description}; ${tier.map((a) => `${a.labels.topic} at ${Number(a.value).toFixed(0)}`).join(', ')}\n`);
     expect(tier.map((a) => a.labels.topic).every((t) => t.startsWith(`${scenario.retryBase}.`))).toBe(true);
 
     for (const name of ['SluiceStoreFallbackActive', 'SluiceDestinationStuck', 'SluiceConsumerNotInGroup', 'SluiceDown']) {
