@@ -110,6 +110,8 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   let memberId = '';
   let joins = 0;
   let rejoinFailed = false;
+  /** The watchdog is running the consumer again: a crash now is one failed attempt, not the end. */
+  let rejoining = false;
   const handoffMs = options.handoffMs ?? 0;
   const fence = handoffMs > 0
     ? createHandoffFence({ store: options.fences?.store, keyPrefix: options.fences?.keyPrefix ?? '', group: groupId, metrics: options.metrics, logger })
@@ -241,6 +243,10 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     options.metrics.consumerCrash(groupId, payload.restart);
+    if (!payload.restart && rejoining) {
+      logger.warn({ err: payload.error }, 'running the consumer again crashed (the coordinator not found yet); tried again');
+      return;
+    }
     if (!payload.restart) {
       crashed = true;
       options.metrics.consumerJoined?.(groupId, false);
@@ -269,25 +275,40 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   };
 
   /** Stops forwarding (as for a rebalance), disconnects, connects and runs the consumer again; a join within a session and a rebalance timeout is success. */
+  /**
+   * Stops forwarding (as for a rebalance: what it holds goes back at the join), then disconnects,
+   * connects and runs the consumer again, attempt after attempt (right after a broker stall the
+   * group coordinator may not be found yet: kafkajs then crashes for good), until it joins or a
+   * session and a rebalance timeout have passed.
+   */
   const rejoin = async (): Promise<void> => {
-    const silentFor = Date.now() - (memberAt ?? Date.now());
-    logger.error({ group: groupId, memberId, silentMs: silentFor }, 'the consumer is out of its group (no heartbeat or join for a session timeout, and the group lacks it) and kafkajs did not rejoin: disconnecting and running it again');
+    logger.error({ group: groupId, memberId, silentMs: Date.now() - (memberAt ?? Date.now()) },
+      'the consumer is out of its group (no heartbeat or join, and the group lacks it) and kafkajs did not rejoin: disconnecting and running it again');
     const owned = new Set(owners(assigned));
     const before = joins;
     const started = Date.now();
-    await within(options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow()), started + 3000).catch(trouble('rebalance hand-over before a rejoin'));
     const deadline = started + sessionMs + rebalanceMs;
+    rejoining = true;
+    // Commits are refused outside the group: only the hand-over matters, and it starts at once.
+    options.onRebalancing((owner) => owned.has(owner)).catch(trouble('rebalance hand-over before a rejoin'));
     try {
-      await within(consumer.disconnect(), Date.now() + 5000);
-      if (stopping) return;
-      await within(consumer.connect(), deadline);
-      if (stopping) return;
-      memberAt = Date.now(); // the broker answered again: the next silence counts from here
-      if (runConfig) await within(consumer.run(runConfig), deadline);
-    } catch (error) {
-      logger.error({ err: error }, 'running the consumer again failed');
+      for (let attempt = 1; joins === before && Date.now() < deadline && !stopping; attempt += 1) {
+        try {
+          await within(consumer.disconnect(), Math.min(deadline, Date.now() + 5000));
+          if (stopping) return;
+          await within(consumer.connect(), deadline);
+          if (stopping || !runConfig) return;
+          await within(consumer.run(runConfig), deadline); // resolves at the join, or after a crash
+        } catch (error) {
+          logger.warn({ err: error, attempt }, 'running the consumer again failed; tried again');
+        }
+        const next = Math.min(deadline, Date.now() + 1000);
+        while (joins === before && Date.now() < next && !stopping) await new Promise((resolve) => setTimeout(resolve, 50).unref());
+      }
+    } finally {
+      rejoining = false;
+      memberAt = Date.now(); // the next silence counts from here
     }
-    while (joins === before && Date.now() < deadline && !stopping) await new Promise((resolve) => setTimeout(resolve, 100).unref());
     if (joins > before) {
       logger.warn({ group: groupId, ms: Date.now() - started }, 'the consumer is back in its group');
       return;

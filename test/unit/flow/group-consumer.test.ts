@@ -45,7 +45,8 @@ const fakeKafka = () => {
   consumer.pause = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.add(key))) as never;
   consumer.resume = ((what: { topic: string; partitions: number[] }[]) => each(what, (key) => paused.delete(key))) as never;
   const join = (assignment: Record<string, number[]>, memberId = 'm0'): void => void emitter.emit(events.GROUP_JOIN, { payload: { memberAssignment: assignment, memberId } });
-  return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, admin, calls, committed, paused, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}) };
+  return { kafka: { consumer: () => consumer, admin: () => admin } as unknown as Kafka, admin, calls, committed, paused, join, rebalance: () => emitter.emit(events.REBALANCING, {}), consumer, emit: (event: string) => emitter.emit(event, {}),
+    crash: (restart: boolean) => emitter.emit(events.CRASH, { payload: { restart, error: new Error('Failed to find group coordinator') } }) };
 };
 
 const build = ({ handoffMs, ...more }: { handoffMs?: number } & Partial<GroupConsumerOptions> = {}) => {
@@ -247,6 +248,19 @@ describe('when the consumer drops out of its group and kafkajs does not rejoin (
     await waitFor(() => c.consumer.run.mock.calls.length > runsBefore, { timeoutMs: 2_000, intervalMs: 5, message: 'a rejoin' });
     expect(c.consumer.disconnect).toHaveBeenCalled();
     expect(c.rebalancing).toHaveBeenCalled(); // forwards held back first, as for a rebalance
+    expect(c.group.rejoinFailed()).toBe(false);
+    await c.group.stop(Date.now() + 1_000);
+  });
+
+  it('takes a crash while it runs the consumer again (the coordinator not found yet) as one failed attempt, and tries again', async () => {
+    const c = build(settings);
+    await c.group.start(async () => undefined);
+    c.join({ 't.5s': [0] }, 'gone');
+    c.admin.members = 1;
+    c.consumer.run.mockImplementationOnce(async () => void c.crash(false)).mockImplementation(async () => c.join({ 't.5s': [0] }, 'm0'));
+    const runsBefore = c.consumer.run.mock.calls.length;
+    await waitFor(() => c.consumer.run.mock.calls.length >= runsBefore + 2, { timeoutMs: 3_000, intervalMs: 5, message: 'a second attempt' });
+    expect(c.group.crashed()).toBe(false);
     expect(c.group.rejoinFailed()).toBe(false);
     await c.group.stop(Date.now() + 1_000);
   });
