@@ -88,7 +88,7 @@ export const brokerPauseRejoin: Scenario = {
       measured: `back after ${fmtMs(backMs)} (${backMs.length} of ${REPEAT} rounds measured); late ${late.length}; not healthy ${unhealthy.length}; lost ${t.lost}; watchdog rejoins ${rejoins.join(', ')}`,
       pass: backMs.length === REPEAT && late.length === 0 && unhealthy.length === 0 && t.lost === 0,
       dir: s.dir,
-      details: [...late, ...unhealthy, fmtTotals(t), fmtSettled(st), `replicas ${fmtLive(st.live)}`],
+      details: [...late, ...unhealthy, fmtTotals(t), duplicateDetails(st.outcome, offered.startedAt, 'the load started'), fmtSettled(st), `replicas ${fmtLive(st.live)}`],
     }];
   },
 };
