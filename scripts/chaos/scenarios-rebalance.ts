@@ -106,8 +106,10 @@ export const rebalanceStoppedOwner: Scenario = {
     const s = await open(ctx, { quotas: quotaFile(RATE, '60s'), settings, partitions: 2 });
     let [current] = await replicas(s, 1);
     const reader = await readOutcome(ctx.kafka, s);
+    // 1.2× its quota: always something held (and parked past hold.maxMs) at a join, and a backlog
+    // that stays within the queue (grows 4/s: 48 s after 240 s).
     const load = [
-      { id: 'busy', perSecond: 1.5 * RATE, seconds: REPEAT * 12, keys: 4 },
+      { id: 'busy', perSecond: 1.2 * RATE, seconds: REPEAT * 12, keys: 4 },
       { id: 'calm', perSecond: RATE / 2, seconds: REPEAT * 12 },
     ];
     const loading = offerLoad(ctx.brokers, s.ingress, load);
@@ -145,7 +147,8 @@ export const rebalanceStoppedOwner: Scenario = {
       current = next;
     }
     const offered = await loading;
-    const st = await settle(ctx, s, reader, offered, current ? [current] : [], offered.startedAt + load[0].seconds * 1000 + 120_000);
+    const backlogMs = ((load[0].perSecond - RATE) * load[0].seconds * 1000) / RATE;
+    const st = await settle(ctx, s, reader, offered, current ? [current] : [], Date.now() + backlogMs + 120_000);
     const t = totals(judgeAll(offered, st.outcome, () => RATE));
     const expired = current ? readFileSync(current.log, 'utf8').split('\n').filter((l) => l.includes('hand-off bound')).length : 0;
     return [{

@@ -12,6 +12,7 @@ import { SluiceError } from '../errors';
 import { adminListenerProblem } from '../http/admin-access';
 import { createHttpServer } from '../http/http-server';
 import { checkEvictionPolicy } from '../limit/eviction-policy';
+import { createBudgetMetrics } from '../budget/budget-metrics';
 import { createLagCollector } from '../metrics/lag-collector';
 import { createPromMetrics } from '../metrics/prom-metrics';
 import { createUsageQuery, createUsageRecorder, withUsage } from '../usage';
@@ -19,7 +20,7 @@ import { waitReady } from '../limit/wait-ready';
 import { checkTopics } from '../topics/check-topics';
 import { holdQuotas } from './quota-holder';
 import { createStatusProvider } from './status';
-import { createLateBroadcastOf, createLimiter, createPipeline, createProducer, createRedis, ingressFlow, parkedFlow, startKafka, stopPipeline } from './wiring';
+import { createBudgetOf, createLateBroadcastOf, createLimiter, createPipeline, createProducer, createRedis, ingressFlow, parkedFlow, startKafka, stopPipeline } from './wiring';
 
 export interface RunSidecarOptions {
   config: Config;
@@ -78,15 +79,17 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const members = watchGroupMembers({ admin, group: config.group, logger });
     cleanups.unshift(() => members.stop());
     const limiter = createLimiter(config, { redis, members: members.count, metrics, logger });
+    const budget = createBudgetOf(config, { redis, admin, rules: quotas.rules, limiter, members: members.count, logger, onTick: createBudgetMetrics(prom.registry) });
+    cleanups.unshift(() => budget.stop());
     const producer = createProducer(kafka);
     await producer.connect();
     cleanups.unshift(() => producer.disconnect());
     const late = createLateBroadcastOf(config, redis, logger);
     cleanups.push(() => late.close());
-    const pipeline = createPipeline(config, { producer, limiter, ruleOf: quotas.ruleOf, partitions, metrics, logger, late, fences: redis });
+    const pipeline = createPipeline(config, { producer, limiter: { ...limiter, decider: budget.decider(limiter.decider) }, ruleOf: budget.ruleOf, partitions, metrics, logger, late, fences: redis });
     const ingress = ingressFlow(config, kafka, pipeline);
     const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: tiers.map((t) => t.topic), hop: true });
-    const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender });
+    const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender, budget: budget.status });
     const http = createHttpServer({
       host: config.http.host, port: config.http.port, admin: { host: config.http.adminHost, port: config.http.adminPort },
       metricsRegistry: prom.registry, status, logger, secrets, adminToken: config.http.adminToken,
@@ -95,6 +98,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
     const bound = await http.listen();
     cleanups.push(() => http.close());
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
+    budget.start();
     await ingress.start();
     await drainer.start();
     void members.refresh();

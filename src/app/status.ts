@@ -2,6 +2,7 @@
  * The StatusProvider the HTTP server asks (/healthz, /readyz, /v1/status, /v1/producers/{id},
  * /v1/quotas), answered from the running pieces. Per-producer counts are this replica's.
  */
+import type { BudgetStatus } from '../budget/budget';
 import type { Config } from '../config/types';
 import type { Flow } from '../flow/flow';
 import type { GuardedStore } from '../decide/guarded-store';
@@ -21,6 +22,8 @@ export interface StatusDeps {
   store: LimiterStore;
   quotas: QuotaHolder;
   sender: Pick<Sender, 'failing'>;
+  /** The downstream budget's status, while the quota file has `total:`. */
+  budget?(): BudgetStatus | undefined;
   now?(): number;
 }
 
@@ -69,6 +72,7 @@ export const createStatusProvider = (deps: StatusDeps): StatusProvider => {
         ],
         held,
         sendErrors: deps.sender.failing().map((t) => ({ destination: t.destination, failingSinceMs: now() - t.since, failures: t.failures, code: t.code, error: t.error })),
+        ...(deps.budget?.() ? { budget: deps.budget() } : {}),
       };
     },
     async producer(id): Promise<ProducerReport | undefined> {

@@ -4,8 +4,13 @@
  * Kafka client and producer, Redis client, limiter store behind the store-error policy, the
  * store's clock, decider, sender and writer, the one hold and its release lanes, and the flows.
  */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
+import { createBudget, REPORT_TTL_MS, type Budget, type BudgetStatus } from '../budget/budget';
+import { createBudgetStore } from '../budget/budget-store';
+import { readLag } from '../budget/follow-lag';
 import { systemClock } from '../clock';
 import { registerCodecs } from '../codecs/register-codecs';
 import type { Config } from '../config/types';
@@ -29,6 +34,7 @@ import { createRedisStore } from '../limit/redis-store';
 import { scaleRule } from '../limit/scale-rule';
 import type { LimiterStore } from '../limit/types';
 import type { Metrics } from '../metrics/types';
+import { resolveRule, type QuotaRules } from '../rules';
 import { createBatchSender, type Sender } from '../produce/batch-sender';
 import { createMessageWriter } from '../produce/message-writer';
 import { PRODUCER_SETTINGS } from '../produce/producer-settings';
@@ -93,6 +99,28 @@ export const createLimiter = (config: Config, deps: { redis: ReturnType<typeof c
   const decider = coalesceDecider(createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe }));
   return { store, guarded, decider, clock };
 };
+
+/**
+ * The downstream budget (`total:`, src/budget): its reports exchanged on the limiter's client (the
+ * command is defined here, before any flow fills an auto-pipeline), the followed group's lag read
+ * with the admin client. Inert while the quota file has no `total:`.
+ */
+export const createBudgetOf = (config: Config, deps: {
+  redis: ReturnType<typeof createRedis>;
+  admin: Pick<Admin, 'fetchOffsets' | 'fetchTopicOffsets'>;
+  rules(): QuotaRules;
+  limiter: Limiter;
+  members(): number;
+  logger: Logger;
+  onTick?(status: BudgetStatus): void;
+}): Budget =>
+  createBudget({
+    rules: deps.rules, resolve: resolveRule,
+    store: createBudgetStore({ redis: deps.redis, keyPrefix: config.redis.keyPrefix, group: config.group, replica: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`, ttlMs: REPORT_TTL_MS }),
+    clock: deps.limiter.clock, members: deps.members, fallbackActive: () => deps.limiter.guarded.fallbackActive(),
+    readLag: (group) => readLag(deps.admin, group, config.topics.downstream),
+    logger: deps.logger, onTick: deps.onTick,
+  });
 
 export const routePolicyOf = (config: Config, hop: boolean): RoutePolicy => ({
   tiers: config.retry.tiers,

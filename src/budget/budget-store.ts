@@ -82,3 +82,16 @@ export const createBudgetStore = ({ redis, keyPrefix, group, replica, ttlMs }: {
     },
   };
 };
+
+/** What the replicas last reported and the followed rate, read-only (`sluice status`). */
+export const readBudgetState = async (redis: Redis | Cluster, keyPrefix: string, group: string): Promise<{ replicas: DemandReport[][]; followed?: number }> => {
+  const [reportsKey, followKey] = budgetKeys(keyPrefix, group);
+  const [time, all, followed] = await Promise.all([redis.time(), redis.hgetall(reportsKey), redis.hget(followKey, 'rate')]);
+  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  const replicas: DemandReport[][] = [];
+  for (const value of Object.values(all)) {
+    const sep = value.indexOf('|');
+    if (sep > 0 && Number(value.slice(0, sep)) >= now) replicas.push(readPayload(value.slice(sep + 1)));
+  }
+  return { replicas, ...(followed !== null && Number(followed) > 0 ? { followed: Number(followed) } : {}) };
+};

@@ -78,8 +78,11 @@ const claimantOf = (rule: ResolvedRule): Claimant | undefined => {
   return { rate: 1000 / limit.intervalMs, bytes: limit.byteIntervalMs === undefined ? Infinity : 1000 / limit.byteIntervalMs, weight: rule.weight ?? 1, min: rule.minRate ?? 0 };
 };
 
+/** A refusal says its producer has demand for this long after its decision (demand-meter.ts). */
+export const REFUSED_MS = 1000;
+
 /** What one fetch decided, per producer: counts, bytes and the latest slot or refusal. */
-const meterFetch = (candidates: readonly Candidate[], verdicts: readonly Verdict[], record: (p: string, n: number, b: number, busy: number) => void): void => {
+const meterFetch = (candidates: readonly Candidate[], verdicts: readonly Verdict[], now: number, record: (p: string, n: number, b: number, busy: number) => void): void => {
   let producer: string | undefined;
   let count = 0;
   let bytes = 0;
@@ -94,7 +97,7 @@ const meterFetch = (candidates: readonly Candidate[], verdicts: readonly Verdict
     const v = verdicts[i];
     count += 1;
     bytes += c.size;
-    busy = Math.max(busy, v.kind === 'forward' ? v.at : v.notBefore);
+    busy = Math.max(busy, v.kind === 'forward' ? v.at : Math.min(v.notBefore, now + REFUSED_MS));
   }
   if (producer !== undefined) record(producer, count, bytes, busy);
 };
@@ -167,7 +170,9 @@ export const createBudget = (options: BudgetOptions): Budget => {
       merged,
       (producer) => claimantOf(options.resolve(rules, producer)),
     );
-    const members = localSince === undefined ? options.members() : 1;
+    // Each replica grants newcomers at most its part of what is free: by the replicas reporting
+    // (they all report every cadence), or the group's members when it knows of more.
+    const members = localSince === undefined ? Math.max(options.members(), reply.replicas.length) : 1;
     rates.update(now, inForce, targets.rate, members);
     bytes?.update(now, (total.bytes ?? 0) * (inForce / total.rate), targets.bytes, members);
     views.clear();
@@ -202,7 +207,7 @@ export const createBudget = (options: BudgetOptions): Budget => {
     decider: (inner) => ({
       async decide(candidates) {
         const verdicts = await inner.decide(candidates);
-        if (spec !== undefined) meterFetch(candidates, verdicts, meter.record);
+        if (spec !== undefined) meterFetch(candidates, verdicts, clock.now(), meter.record);
         return verdicts;
       },
     }),

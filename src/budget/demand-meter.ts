@@ -1,8 +1,11 @@
 /**
  * What this replica saw each producer ask for, reported to the others every cadence: messages and
  * bytes decided over the last two cadences (per second), and whether the producer is backlogged
- * (a message of it waits for a slot, or was refused and comes back later, more than BACKLOG_MS
- * past the report). Fed once per producer per fetch by the decider (src/budget/budget.ts).
+ * (a message of it waits for a slot, or was refused, more than BACKLOG_MS past the report). A
+ * refusal counts for at most REFUSED_MS past its decision (src/budget/budget.ts): a producer whose
+ * last messages were refused long ago and wait parked far ahead is not backlogged for all that
+ * time, it is decided again when they come back. A producer with nothing decided for two
+ * cadences and nothing pending is idle: not reported. Fed once per producer per fetch by the decider (src/budget/budget.ts).
  */
 
 /** A producer is backlogged when its last slot or refusal lies further ahead than this. */
@@ -50,7 +53,7 @@ export const createDemandMeter = (): DemandMeter => {
         const count = tally.count + tally.lastCount;
         const bytes = tally.bytes + tally.lastBytes;
         const backlogged = tally.busyUntil - now > BACKLOG_MS;
-        if (count === 0 && !backlogged) {
+        if (count === 0 && tally.busyUntil <= now) {
           tallies.delete(producer);
           continue;
         }

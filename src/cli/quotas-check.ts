@@ -3,12 +3,13 @@
  * are matched, then warnings (rules that would dead-letter messages under retry.maxAge).
  * Exit 0 when valid (warnings included), 1 with `file:line: reason` lines when not.
  */
+import { budgetLine, fullDemandRows, SHARE_HEADER } from '../budget/budget-view';
 import { loadConfig } from '../config/load-config';
 import { SluiceError } from '../errors';
 import { loadQuotas } from '../rules/load-quotas';
 import { quotaWarnings } from '../rules/quota-warnings';
 import type { QuotaRules } from '../rules/types';
-import { ruleTable } from './rule-table';
+import { formatTable, ruleTable } from './rule-table';
 import type { Output } from './types';
 
 export interface QuotasCheckOptions {
@@ -24,6 +25,9 @@ const report = (out: Output, rules: QuotaRules, warnings: string[]): void => {
   const rulesWord = rules.entries.length === 1 ? 'rule' : 'rules';
   out.write(`${rules.file}: ${rules.entries.length} ${rulesWord}, in the order they are matched (exact, longest glob, file order, default):\n\n`);
   out.write(`${ruleTable(rules.entries)}\n`);
+  if (rules.total) {
+    out.write(`\n${budgetLine(rules.total)}\nshares at full demand (each rule as one producer, all backlogged):\n${formatTable([SHARE_HEADER, ...fullDemandRows(rules)])}\n`);
+  }
   if (warnings.length > 0) out.write(`\n${warnings.map((w) => `warning: ${w}`).join('\n')}\n`);
   out.write(`\nOK${warnings.length > 0 ? ` with ${warnings.length} warning${warnings.length === 1 ? '' : 's'}` : ''}\n`);
 };

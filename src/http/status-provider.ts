@@ -3,6 +3,7 @@
  * implements it; tests pass a fake. Answers are plain JSON-able data; the server redacts
  * anything secret-looking again before it answers, but a provider should not put secrets in.
  */
+import type { BudgetStatus } from '../budget/budget';
 
 export interface GroupStatus {
   groupId: string;
@@ -24,6 +25,8 @@ export interface StatusReport {
   held: { messages: number; bytes: number };
   /** Topics whose sends fail (retried; their messages wait, nothing is skipped). */
   sendErrors?: Array<{ destination: string; failingSinceMs: number; failures: number; code: string; error: string }>;
+  /** The downstream budget in force (`total:`): its rate, the largest shares, the lag followed. */
+  budget?: BudgetStatus;
 }
 
 export interface ProducerReport {

@@ -1,5 +1,6 @@
 /** The `sluice status` handler main.ts passes to the CLI: settings → quota rules and the Redis store (through the wiring module) → runStatus. */
 import { withConfig, type HandlerContext } from '../app/handlers';
+import { readBudgetState } from '../budget/budget-store';
 import { createRedis } from '../app/wiring';
 import type { Output, StatusOptions } from '../cli/types';
 import { createRedisStore } from '../limit/redis-store';
@@ -16,7 +17,8 @@ export const statusHandler = (context: HandlerContext, out: Output) => (opts: St
     try {
       await waitReady(redis, 5000);
       const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs });
-      return await runStatus({ store, rules, ruleOf: (id) => resolveRule(rules, id), out }, opts.producer);
+      const budget = () => readBudgetState(redis, config.redis.keyPrefix, config.group);
+      return await runStatus({ store, rules, ruleOf: (id) => resolveRule(rules, id), out, budget }, opts.producer);
     } finally {
       redis.disconnect();
     }
