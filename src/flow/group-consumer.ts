@@ -105,7 +105,22 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     heard();
     memberAt = Date.now();
   });
-  consumer.on(consumer.events.FETCH, heard);
+  /**
+   * Set by the watchdog: the next FETCH event throws UNKNOWN_MEMBER_ID out of kafkajs's fetch
+   * loop (its listeners run synchronously inside `runner.fetch`), and the runner then rejoins by
+   * itself, in its own loop (memberId = null, joinAndSync). Nothing else touches the consumer.
+   */
+  let askRejoin = false;
+  /** Pod-clock ms of the last FETCH event (kafkajs's fetch loop runs) and of the last crash kafkajs restarts from. */
+  let fetchedAt = 0;
+  let restartingAt = 0;
+  consumer.on(consumer.events.FETCH, () => {
+    heard();
+    fetchedAt = Date.now();
+    if (!askRejoin) return;
+    askRejoin = false;
+    throw Object.assign(new Error('this member is out of its group (sluice\'s watchdog): rejoin'), { type: 'UNKNOWN_MEMBER_ID' });
+  });
   let assigned: Assignment = [];
   let memberId = '';
   let joins = 0;
@@ -243,6 +258,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     options.metrics.consumerCrash(groupId, payload.restart);
+    if (payload.restart) restartingAt = Date.now();
     if (!payload.restart && rejoining) {
       logger.warn({ err: payload.error }, 'running the consumer again crashed (the coordinator not found yet); tried again');
       return;
@@ -333,6 +349,17 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       }
       outSince ??= Date.now();
       if (Date.now() - outSince < graceMs || Date.now() - memberAt < sessionMs / 3) return;
+      const now = Date.now();
+      if (now - fetchedAt < 2000) {
+        // kafkajs's fetch loop runs without a member (its rejoin gave up): ask it to rejoin from inside.
+        if (!askRejoin) logger.error({ group: groupId, memberId, silentMs: now - memberAt }, 'the consumer is out of its group (no heartbeat or join, and the group lacks it) while kafkajs goes on fetching: asking kafkajs to rejoin');
+        askRejoin = true;
+        memberAt = now; // look again after a third of a session timeout
+        outSince = undefined;
+        return;
+      }
+      // kafkajs restarting itself after a crash: let it (running it again meanwhile races its restart)
+      if (now - restartingAt < rebalanceMs) return;
       outSince = undefined;
       await rejoin();
     } finally {

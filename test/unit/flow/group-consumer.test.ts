@@ -252,6 +252,29 @@ describe('when the consumer drops out of its group and kafkajs does not rejoin (
     await c.group.stop(Date.now() + 1_000);
   });
 
+  it('while kafkajs goes on fetching outside the group, asks kafkajs to rejoin from inside its fetch loop (UNKNOWN_MEMBER_ID out of a FETCH event), without disconnecting it', async () => {
+    const c = build(settings);
+    await c.group.start(async () => undefined);
+    c.join({ 't.5s': [0] }, 'gone');
+    c.admin.members = 1;
+    const thrown: unknown[] = [];
+    const fetching = setInterval(() => {
+      try {
+        c.emit(c.consumer.events.FETCH);
+      } catch (error) {
+        thrown.push(error);
+      }
+    }, 10);
+    try {
+      await waitFor(() => thrown.length > 0, { timeoutMs: 2_000, intervalMs: 5, message: 'the rejoin asked of kafkajs' });
+    } finally {
+      clearInterval(fetching);
+    }
+    expect(thrown).toEqual([expect.objectContaining({ type: 'UNKNOWN_MEMBER_ID' })]);
+    expect(c.consumer.disconnect).not.toHaveBeenCalled();
+    await c.group.stop(Date.now() + 1_000);
+  });
+
   it('takes a crash while it runs the consumer again (the coordinator not found yet) as one failed attempt, and tries again', async () => {
     const c = build(settings);
     await c.group.start(async () => undefined);
