@@ -11,8 +11,8 @@
  * A producer with no share yet (new, or back from idle) is granted part of what is free at once:
  * the budget plus `reserve` (a fraction) minus every share given within the last `delayMs`, split
  * between the replicas (each grants at most its part); each newcomer takes half of what this
- * replica has left, so any number of them stay within it. Its grant holds until its target
- * reaches it (an increase, so after delayMs).
+ * replica has left, so any number of them stay within it — but never less than FLOOR of an equal
+ * share. Its grant holds until its target reaches it (an increase, so after delayMs).
  */
 
 interface Entry {
@@ -31,14 +31,20 @@ export interface ShareLedger {
   grantable(): number;
 }
 
-/** A grant never goes below this fraction of the budget (a rate must stay above zero). */
-export const MIN_GRANT = 0.001;
+/**
+ * A grant never goes below this fraction of an equal share of the budget (this replica's part):
+ * a producer decided at a tiny rate would have its refusals spread a tiny rate apart, far into
+ * the future. What this may give above the budget lasts until the others' reservations at their
+ * older shares have left (delayMs): at most FLOOR ÷ (producers + 1) of the budget for half a second.
+ */
+export const FLOOR = 0.25;
 
 export const createShareLedger = ({ delayMs, reserve }: { delayMs: number; reserve: number }): ShareLedger => {
   const history = new Map<string, Entry[]>();
   const current = new Map<string, number>();
   let left = 0;
   let budget = 0;
+  let replicas = 1;
 
   const push = (producer: string, at: number, value: number): void => {
     let entries = history.get(producer);
@@ -66,6 +72,7 @@ export const createShareLedger = ({ delayMs, reserve }: { delayMs: number; reser
   return {
     update(now, total, targets, members) {
       budget = total;
+      replicas = Math.max(1, members);
       const since = now - delayMs;
       for (const [producer, target] of targets) {
         const entries = history.get(producer);
@@ -101,7 +108,7 @@ export const createShareLedger = ({ delayMs, reserve }: { delayMs: number; reser
     shareOf(producer, now) {
       const share = current.get(producer);
       if (share !== undefined) return share;
-      const grant = Math.max(left / 2, budget * MIN_GRANT);
+      const grant = Math.max(left / 2, (budget * FLOOR) / (current.size + 1) / replicas);
       left = Math.max(0, left - grant);
       push(producer, now, grant);
       current.set(producer, grant);
