@@ -79,7 +79,7 @@ const claimantOf = (rule: ResolvedRule): Claimant | undefined => {
 };
 
 /** A refusal says its producer has demand for this long after its decision (demand-meter.ts). */
-export const REFUSED_MS = 1000;
+export const REFUSED_MS = 3000;
 
 /** What one fetch decided, per producer: counts, bytes and the latest slot or refusal. */
 const meterFetch = (candidates: readonly Candidate[], verdicts: readonly Verdict[], now: number, record: (p: string, n: number, b: number, busy: number) => void): void => {
