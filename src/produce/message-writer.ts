@@ -12,7 +12,7 @@ import { SluiceError } from '../errors';
 import { deadLetterMessage, MessageContent, parkMessage } from '../park/park-message';
 import type { Message } from 'kafkajs';
 import { DeadLetterReason, forwardHeaders, H, ParkInfo, waitedText } from '../park/park-headers';
-import { asKafkaHeaders, type HeaderList } from '../headers/header-list';
+import { asKafkaHeaders, type Header, type HeaderList, isSluiceName } from '../headers/header-list';
 import { estimateBytes } from './batch-split';
 import { partitionForKey } from '../park/murmur2';
 import { chooseTier, Tier } from '../park/tiers';
@@ -35,6 +35,21 @@ export interface WriterTopics {
   /** Partition count of the downstream topic, of every tier topic and of the dead-letter topic (read at start). */
   partitions: ReadonlyMap<string, number>;
 }
+
+/**
+ * The headers of a message released at once: the user's and `sluice-waited-ms`, in one pass
+ * and one array. The user's list has no `sluice-*` header (dropped as the message was read,
+ * src/flow/flow-item.ts); should one be there all the same, forwardHeaders drops it.
+ */
+export const withWaited = (user: HeaderList, waitedMs: number): HeaderList => {
+  const out: Header[] = [];
+  for (let i = 0; i < user.length; i += 1) {
+    if (isSluiceName(user[i].key)) return forwardHeaders(user, waitedMs);
+    out.push(user[i]);
+  }
+  out.push({ key: H.waitedMs, value: waitedText(waitedMs) });
+  return out;
+};
 
 export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender; topics: WriterTopics; clock: Clock }): MessageWriter => {
   const partitionsOf = (topic: string): number => {
@@ -60,7 +75,7 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     forwardAll(messages) {
       const bytes: number[] = [];
       const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
-        const headers = forwardHeaders(content.headers, waitedMs);
+        const headers = withWaited(content.headers, waitedMs);
         // Every header is the user's (their bytes are in `size`) but sluice-waited-ms.
         bytes.push(estimateBytes(size + H.waitedMs.length + waitedText(waitedMs).length, headers.length));
         return downstream(content, timestamp, headers);

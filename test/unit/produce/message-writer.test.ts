@@ -70,6 +70,13 @@ describe('when a message is forwarded downstream', () => {
     expect(all.estimates).toEqual(all.sent.map((s) => messageBytes(s.message)));
   });
 
+  it('drops a sluice-* header that reached a forward all the same (any case), keeping the rest in order', async () => {
+    const all = recordingSender();
+    const headers = [{ key: 'a', value: '1' }, { key: Buffer.from('Sluice-Waited-Ms'), value: '0' }, { key: 'b', value: '2' }, { key: 'sluice-x', value: null }];
+    await writerWith(all.sender, 1).forwardAll([{ content: { key: null, value: 'v', headers }, timestamp: '7', waitedMs: 5, size: 10 }]);
+    expect(all.sent[0].message.headers as unknown as HeaderList).toEqual([{ key: 'a', value: '1' }, { key: 'b', value: '2' }, { key: 'sluice-waited-ms', value: '5' }]);
+  });
+
   it('refuses to start without the downstream topic\'s partition count', () => {
     const { sender } = recordingSender();
     expect(() => createMessageWriter({ sender, clock: { now: () => 0 }, topics: { downstream: 'down', deadLetter: 'dlq', tiers: [], partitions: new Map() } })).toThrow(/no partition count known for topic down/);
