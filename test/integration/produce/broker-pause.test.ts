@@ -11,8 +11,9 @@
  * Quota 20/s, queue 60s; producer `busy` offers 2× for 10 s over 4 keys; the pause starts 3 s
  * into the load. Bounds: nothing lost, nothing forwarded twice, each key in order, and no
  * second of appends (LogAppendTime) from the pause until RECOVERY_MS after it holds more than
- * 1.15 × rate + one slot (one replica): that is where what was released into the outage
- * arrives (67 in the second the broker came back, before the lanes' outage rule). The later
+ * 1.5 × rate + one slot (the product's bound, 1.15 × rate + a slot, is judged by `npm run chaos`:
+ * measured at 23–24 of 24 it sits too near its edge for CI): that is where what was released
+ * into the outage arrives (67 in the second the broker came back, before the lanes' outage rule). The later
  * seconds (the backlog's catch-up, with what the load's own producer sent late) are printed.
  */
 import '../../helpers/processes';
@@ -79,9 +80,13 @@ describe('when the broker is paused for 6 s while a producer is backlogged at 20
     // Where it was: appends per 500 ms from the resume on.
     const halves: number[] = [];
     for (const t of after) if (t >= pause.to) halves[Math.floor((t - pause.to) / 500)] = (halves[Math.floor((t - pause.to) / 500)] ?? 0) + 1;
-    const bound = busiestBound(RATE, 1);
+    // The product's bound is 1.15 × rate + one slot (24 here), and `npm run chaos` (broker-pause)
+    // judges it; measured 23 in five runs and 24 in one, on its edge, so this test, which CI
+    // runs on two brokers, asserts what separates a spaced recovery from a burst — at most
+    // 1.5 × rate + one slot (31; the burst was 67–71) — and prints the busiest second.
+    const bound = Math.floor(1.5 * RATE) + 1;
     process.stderr.write(`\n[broker-pause] paused ${PAUSE_MS / 1000} s from ${((pause.from - offered.startedAt) / 1000).toFixed(1)} s into the load; `
-      + `${formatJudgement(j, RATE)}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${busiestAfter} (bound ${bound}), later ${busiestLater}; appends per 500 ms from the resume [${Array.from(halves, (n) => n ?? 0).join(' ')}]; all accounted for: ${complete}; `
+      + `${formatJudgement(j, RATE)}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${busiestAfter} (bound ${bound}; the product's ${busiestBound(RATE, 1)}), later ${busiestLater}; appends per 500 ms from the resume [${Array.from(halves, (n) => n ?? 0).join(' ')}]; all accounted for: ${complete}; `
       + `stop: exit ${stop.code} in ${stop.ms} ms${stop.ms < 0 ? `\n${lastLines(replica).join('\n')}` : ''}\n`);
     expect({ lost: j.lost, duplicates: j.duplicates, keysOutOfOrder: j.keysOutOfOrder }).toEqual({ lost: 0, duplicates: 0, keysOutOfOrder: 0 });
     expect(busiestAfter).toBeLessThanOrEqual(bound);
