@@ -191,6 +191,10 @@ describe('helm chart', () => {
       ['drain.tiers=true,drain.topic=other', "'allOf' failed"],
       ['config.usage.resolutions=1m', "at '/config/usage/resolutions'"],
       ['dashboard.enabled=yes', "at '/dashboard/enabled'"],
+      // The one grammar of src/units: no space inside, units case-sensitive, tiers with a unit.
+      ['config.retry.maxAge=1 d', "at '/config/retry/maxAge'"],
+      ['config.hold.maxBytes=64mib', "at '/config/hold/maxBytes'"],
+      ['config.retry.tiers=5000', "at '/config/retry/tiers'"],
     ])('refuses %s', (set, message) => {
       const result = runHelm(['template', 'x', '.', '--set', set]);
       expect(result.status).not.toBe(0);
