@@ -1,0 +1,133 @@
+/**
+ * Issue 29, measured black-box: the downstream budget (`total:`) shared by weighted max-min
+ * fairness across real `sluice run` replicas, a real broker and Redis; judged by message ids and
+ * the downstream topic's broker append time (../retry/backlog-fixture.ts), never by log lines.
+ *
+ * Budget 300/s; every producer's own rule 500/s. Producers a, b (weight 1) and c (weight 2) offer
+ * 300/s each (3× the budget together); c stops after 6 s, a and b go on to 14 s. While all three
+ * are backlogged they must get 75/75/150 (± 5 %); once c is idle (its last message out), a and b
+ * must share its part (150/150 ± 5 %) within 2 s. Over the whole run nothing is lost or
+ * dead-lettered, nothing is forwarded twice, and no second has more than 1.05 × the budget plus a
+ * slot per replica. A second scenario gives a a guaranteed `min`.
+ *
+ * ASSERTED today: nothing lost, nothing forwarded twice, nothing dead-lettered. PRINTED, not yet
+ * asserted (docs/design.md "The downstream budget", planned): the shares, the part freed, the
+ * busiest second. Measured 2026-11-27 (load average 8–13): a 55, b 54, c 98 /s while all offered
+ * (expected 75/75/150), busiest second 331 (bound 317); with min: 48/31/27 (expected 200/50/50).
+ * Set SLUICE_BUDGET_TARGETS=1 to assert them too.
+ */
+import '../../helpers/processes';
+import { loadavg } from 'node:os';
+import { createKafka, kafkaBrokers } from '../../helpers/kafka';
+import { redisUrl } from '../../helpers/redis';
+import {
+  BacklogScenario, createBacklogScenario, deleteScenarioTopics, endAllReplicas, lastLines, maxInWindow, offerLoad, Offered, Out, readOutcome, Replica, startReplica,
+} from '../retry/backlog-fixture';
+
+const kafka = createKafka();
+const BUDGET = 300;
+const settings = { SLUICE_RETRY_TIERS: '1s,5s', SLUICE_HOLD_MAX_MS: '5000', SLUICE_RETRY_MAX_ATTEMPTS: '100' };
+const scenarios: BacklogScenario[] = [];
+
+afterEach(async () => {
+  await endAllReplicas();
+  await Promise.all(scenarios.splice(0).map((s) => deleteScenarioTopics(kafka, s)));
+});
+
+const replicas = async (s: BacklogScenario, n: number): Promise<Replica[]> => {
+  const started: Replica[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const r = await startReplica(s);
+    started.push(r);
+    await r.ready();
+  }
+  return started;
+};
+
+/** Messages per second of `producer` appended downstream within [from, to). */
+const rateIn = (forwarded: readonly Out[], producer: string, from: number, to: number): number =>
+  (forwarded.filter((o) => o.producer === producer && o.appendMs >= from && o.appendMs < to).length * 1000) / (to - from);
+
+const report = (title: string, lines: string[]): void => {
+  const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+  process.stderr.write(`\n[downstream-budget] ${title} (load average ${load})\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+};
+
+/** Runs the load, waits for every id, stops the replicas; the common bounds as lines. */
+const run = async (s: BacklogScenario, n: number, offers: Parameters<typeof offerLoad>[2], drainMs: number) => {
+  const running = await replicas(s, n);
+  const reader = await readOutcome(kafka, s);
+  const offered: Offered = await offerLoad(kafkaBrokers(), s.ingress, offers);
+  const values = [...offered.byProducer.values()].flat().map((o) => o.value);
+  const complete = await reader.accounted(values, offered.startedAt + drainMs);
+  const stops = await Promise.all(running.map((r) => r.stop('SIGTERM')));
+  const outcome = await reader.finish();
+  const broken: string[] = [];
+  /** The targets not met yet: printed, asserted only with SLUICE_BUDGET_TARGETS=1. */
+  const missed: string[] = [];
+  const lines: string[] = [];
+  const seen = new Map<string, number>();
+  for (const o of outcome.forwarded) seen.set(o.value, (seen.get(o.value) ?? 0) + 1);
+  const lost = values.filter((v) => !seen.has(v)).length;
+  const duplicates = [...seen.values()].reduce((a, c) => a + c - 1, 0);
+  if (lost > 0) broken.push(`${lost} of ${values.length} never forwarded`);
+  if (duplicates > 0) broken.push(`${duplicates} forwarded twice`);
+  if (outcome.deadLettered.length > 0) broken.push(`${outcome.deadLettered.length} dead-lettered`);
+  const busiest = maxInWindow(outcome.forwarded.map((o) => o.appendMs).sort((a, b) => a - b), 1000);
+  const bound = Math.floor(1.05 * BUDGET) + n;
+  if (busiest > bound) missed.push(`busiest second ${busiest} > ${bound} (1.05 × ${BUDGET}/s + ${n} slot(s))`);
+  const lastOut = Math.max(...outcome.forwarded.map((o) => o.appendMs));
+  lines.push(`${values.length} offered in ${((offered.endedAt - offered.startedAt) / 1000).toFixed(1)} s; all out ${((lastOut - offered.startedAt) / 1000).toFixed(1)} s after the load's start (complete: ${complete}); busiest second ${busiest} (bound ${bound})`);
+  lines.push(`stops: ${stops.map((e) => `exit ${e.code} in ${e.ms} ms`).join(', ')}`);
+  running.forEach((r, i) => { if (stops[i].ms < 0) lines.push(`replica ${r.pid} exited on its own:`, ...lastLines(r)); });
+  return { offered, outcome, broken, missed, lines };
+};
+
+const within = (measured: number, expected: number, pct = 5): boolean => Math.abs(measured - expected) <= (expected * pct) / 100;
+
+describe('a downstream budget of 300/s with two replicas', () => {
+  it('forwards every message of producers of weights 1, 1, 2 offering 3× the budget exactly once (shares against 75/75/150 and c\'s part freed printed)', async () => {
+    const quotas = `total:\n  rate: ${BUDGET}/s\ndefault:\n  rate: 500/s\nproducers:\n  c: { weight: 2 }\n`;
+    const s = await createBacklogScenario(kafka, { brokers: kafkaBrokers().join(','), redisUrl: redisUrl(), partitions: 4, quotas, settings });
+    scenarios.push(s);
+    const { offered, outcome, broken, missed, lines } = await run(s, 2, [
+      { id: 'a', perSecond: 300, seconds: 14, keys: 8 },
+      { id: 'b', perSecond: 300, seconds: 14, keys: 8 },
+      { id: 'c', perSecond: 300, seconds: 6, keys: 8 },
+    ], 150_000);
+    const t0 = offered.startedAt;
+    const cLast = Math.max(...outcome.forwarded.filter((o) => o.producer === 'c' && o.appendMs < t0 + 30_000).map((o) => o.appendMs));
+    // All three offer (backlogged): from 1.5 s (start-up) to the end of c's offer (6 s).
+    const [from, to] = [t0 + 1500, t0 + 6000];
+    const shares = ['a', 'b', 'c'].map((p) => rateIn(outcome.forwarded, p, from, to));
+    lines.push(`contended ${((to - from) / 1000).toFixed(1)} s: a ${shares[0].toFixed(1)}/s, b ${shares[1].toFixed(1)}/s, c ${shares[2].toFixed(1)}/s (expected 75/75/150)`);
+    const drained = ['a', 'b', 'c'].map((p) => rateIn(outcome.forwarded, p, t0 + 14_000, t0 + 30_000));
+    lines.push(`after the load (14–30 s): a ${drained[0].toFixed(1)}/s, b ${drained[1].toFixed(1)}/s, c ${drained[2].toFixed(1)}/s (the budget: 300/s)`);
+    [75, 75, 150].forEach((expected, i) => { if (!within(shares[i], expected)) missed.push(`${'abc'[i]}: ${shares[i].toFixed(1)}/s, expected ${expected} ± 5 %`); });
+    // c idle: a and b share its part within 2 s, while they still offer (the load ends at 14 s).
+    const [after, until] = [cLast + 2000, Math.min(t0 + 14_000, cLast + 5000)];
+    const freed = ['a', 'b'].map((p) => rateIn(outcome.forwarded, p, after, until));
+    lines.push(`c's last forward ${((cLast - t0) / 1000).toFixed(1)} s in; from 2 s later to ${((until - t0) / 1000).toFixed(1)} s: a ${freed[0].toFixed(1)}/s, b ${freed[1].toFixed(1)}/s (expected 150/150)`);
+    if (until - after < 1500) missed.push(`too little load left after c went idle (${until - after} ms)`);
+    freed.forEach((rate, i) => { if (!within(rate, 150)) missed.push(`${'ab'[i]} after c went idle: ${rate.toFixed(1)}/s, expected 150 ± 5 %`); });
+    report('weights 1, 1, 2; c stops after 6 s; two replicas', [...lines, ...broken.map((b) => `BROKEN: ${b}`), ...missed.map((m) => `NOT MET (planned): ${m}`)]);
+    expect(broken).toEqual([]);
+    if (process.env.SLUICE_BUDGET_TARGETS === '1') expect(missed).toEqual([]);
+  }, 300_000);
+});
+
+describe('a downstream budget of 300/s with a guaranteed minimum', () => {
+  it('forwards every message exactly once when a has min 200/s (shares against 200/50/50 printed)', async () => {
+    const quotas = `total: { rate: ${BUDGET}/s }\ndefault:\n  rate: 500/s\nproducers:\n  a: { min: 200/s }\n`;
+    const s = await createBacklogScenario(kafka, { brokers: kafkaBrokers().join(','), redisUrl: redisUrl(), partitions: 2, quotas, settings });
+    scenarios.push(s);
+    const { offered, outcome, broken, missed, lines } = await run(s, 1, ['a', 'b', 'c'].map((id) => ({ id, perSecond: 300, seconds: 8, keys: 4 })), 120_000);
+    const [from, to] = [offered.startedAt + 1500, offered.startedAt + 8000];
+    const shares = ['a', 'b', 'c'].map((p) => rateIn(outcome.forwarded, p, from, to));
+    lines.push(`contended ${((to - from) / 1000).toFixed(1)} s: a ${shares[0].toFixed(1)}/s, b ${shares[1].toFixed(1)}/s, c ${shares[2].toFixed(1)}/s (expected 200/50/50)`);
+    [200, 50, 50].forEach((expected, i) => { if (!within(shares[i], expected)) missed.push(`${'abc'[i]}: ${shares[i].toFixed(1)}/s, expected ${expected} ± 5 %`); });
+    report('a has min 200/s; one replica', [...lines, ...broken.map((b) => `BROKEN: ${b}`), ...missed.map((m) => `NOT MET (planned): ${m}`)]);
+    expect(broken).toEqual([]);
+    if (process.env.SLUICE_BUDGET_TARGETS === '1') expect(missed).toEqual([]);
+  }, 240_000);
+});
