@@ -67,7 +67,7 @@ export interface BudgetOptions {
   /** Whether decisions are answered by the store-error fallback now (it divides by members itself). */
   fallbackActive(): boolean;
   /** The followed group's lag on the downstream topic (`total.follow`). */
-  readLag?(group: string): Promise<number>;
+  readLag?(group: string): Promise<number | undefined>;
   logger: Logger;
   onTick?(status: BudgetStatus): void;
 }
@@ -120,7 +120,10 @@ export const createBudget = (options: BudgetOptions): Budget => {
     if (!options.readLag || lagReading || (lag && clock.now() - lag.at < FOLLOW_MS)) return;
     lagReading = true;
     options.readLag(follow.group).then(
-      (value) => (lag = { value, lagging: value > maxLagMessages(follow.maxLag, rate), at: clock.now(), told: false }),
+      (value) => {
+        if (value === undefined) logger.debug({ group: follow.group }, 'budget: the followed group has committed nothing on the downstream topic; no step');
+        else lag = { value, lagging: value > maxLagMessages(follow.maxLag, rate), at: clock.now(), told: false };
+      },
       (error: unknown) => logger.debug({ err: error, group: follow.group }, 'budget: the followed group\'s lag was not read this time'),
     ).finally(() => (lagReading = false));
   };
