@@ -4,7 +4,7 @@
  * are capped: past either cap `onPressure(true)` tells the consumer to pause; once both fall
  * below 80% of their cap, `onPressure(false)` lets it resume.
  *
- * Releases come first: when one fires more than LATE_MS after its instant (the event loop is
+ * Releases come first: when one fires more than RELEASE_LATE_MS after its instant (the event loop is
  * busy, most often with reading and parking a flood), `onLate(true)` asks the flow that takes
  * new messages to pause, so what was already admitted leaves on its slot; lanes never recover
  * a slot that passed. `onLate(false)` once a release is on time again and none was late for
@@ -65,7 +65,7 @@ export interface HoldOptions {
 type Entry = HeldMessage & { seq: number };
 
 /** A release this late (ms after its instant) means the process is behind. */
-export const LATE_MS = 25;
+export const RELEASE_LATE_MS = 25;
 /** Behind until no release was late for this long (no pause/resume flapping). */
 export const LATE_HOLD_MS = 250;
 /** Share of the caps past which the flow taking new messages yields to the tiers. */
@@ -100,7 +100,7 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
     onLate?.(false);
   };
   const releasedLate = (now: number, lateBy: number): void => {
-    if (lateBy <= LATE_MS) {
+    if (lateBy <= RELEASE_LATE_MS) {
       if (late && heap.size === 0) onTimeAgain();
       return;
     }

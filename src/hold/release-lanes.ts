@@ -10,20 +10,9 @@
  * A message leaves on its own slot (the instant the limiter gave it). A lane behind its slots
  * (this process was late: a busy event loop, a slow send, a stall) catches up, so a stall costs
  * the producer nothing in the end, under two rules:
- * - **The second.** Within any second the broker gets only messages whose slots span at most
- *   SECOND_SPAN_MS: the limiter spaces a producer's slots an interval apart across all
- *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
- *   and however long the stall. A send that reports its acknowledgement (a message that waited
- *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
- *   (appended by then; the very first answer, with none to measure against, counts at its
- *   arrival): a release on its slot whose request waited behind a slow one is
- *   appended late, together with what was released meanwhile, and what follows waits for that
- *   second to pass; a broker slow for every request delays nothing. When the answer carries
- *   the broker's append time (LogAppendTime), it counts at that, less the quickest of those
- *   (the broker's clock is not this one's). One that reports none
- *   counts at its release; one let through at once (`conforming`: sparse slots, whose span says
- *   nothing about their count) is not counted. Only messages counted late are remembered (one
- *   on its slot can never hold a later one back), for a second.
+ * - **The second** (./second-rule.ts): within any second the broker gets only messages whose
+ *   slots span at most SECOND_SPAN_MS, so at most 1.1 × the rate + 1 in any second, however
+ *   late the timers fire and however long the stall.
  * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
  *   between a message's slot and the previous one's, at least one interval; one interval
  *   exactly when two slots lie closer than that, since the second rule cannot count slots from
@@ -53,6 +42,8 @@
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
+import { createRecencyMap } from './recency-map';
+import { binds, COUNTED_LATE_MS, LANE_TOLERANCE_MS, type LateReleases, newAnswers, quickest, remember, SECOND_MS, secondOf } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -93,25 +84,12 @@ export interface ReleaseLanes {
 /** A message counted late here: for the other replicas (late-broadcast.ts). */
 export type OnLate = (producer: string, spacingMs: number, slot: number, sent: number) => void;
 
-/** Within this many ms of its slot a release goes at once (timers fire a little late). */
-export const LANE_TOLERANCE_MS = 2;
 /** How far behind real time a lane's clock may trail (what a late timer releases at once). */
 export const CATCH_UP_MS = 100;
 /** A lane behind its slots releases this many times faster than its own pace (the second bounds it). */
 export const CATCH_UP_PACE = 1.25;
 /** The limiter's slots are whole milliseconds: two an interval apart may lie this much closer. */
 const SLOT_ROUNDING_MS = 1;
-/** Within any second a lane sends only messages whose slots lie at most this far apart. */
-export const SECOND_SPAN_MS = 1100;
-const SECOND_MS = 1000;
-/** A release later than this after its slot is remembered for the second rule (an earlier one cannot bind it). */
-const LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
-/**
- * How long the quickest answer is remembered: longer than a slow spell (a busy machine answers
- * every request slowly for a second or two), so what was sent in it counts late when answers
- * are quick again; a broker slow for good is measured as such after this long.
- */
-const QUICKEST_WINDOW_MS = 10_000;
 /**
  * A send unanswered this long after its release means the broker cannot take the lane's
  * messages now (an outage): the lane releases nothing more until it is answered. Above the
@@ -142,81 +120,6 @@ interface Lane {
   late?: LateReleases;
 }
 
-/**
- * A lane's messages counted late, in slot order from `head` (acknowledgements from several
- * partitions arrive out of slot order), with when each counted as sent. Those whose slot lies
- * more than SECOND_SPAN_MS before the message now leaving are taken out into `from`, the
- * instant until which they hold every later message back.
- */
-interface LateReleases {
-  slot: number[];
-  sent: number[];
-  head: number;
-  from: number;
-  /** The latest instant one counted at: a second after it, none binds anything. */
-  latest: number;
-}
-
-/**
- * Parallel arrays read from `head` (entries before it are spent): once most are spent, drops
- * them; returns the new head. Amortized O(1) per entry.
- */
-const compacted = (head: number, ...arrays: number[][]): number => {
-  if (head <= 64 || head * 2 <= arrays[0].length) return head;
-  for (const array of arrays) array.splice(0, head);
-  return 0;
-};
-
-/**
- * The acknowledgements of the last QUICKEST_WINDOW_MS that may still be the quickest (ms after
- * the release, and when), of every lane: the broker's answer time is no producer's own, and an
- * idle lane is forgotten with whatever it kept. Times rise from `head`, so the one at `head` is the least
- * (a sliding minimum: each newer, quicker one drops the slower before it). The answer before the
- * newest is kept however old: after an outage longer than the window, the first answers (all
- * late) are measured against the last one before it, not against themselves.
- */
-interface Answers {
-  took: number[];
-  at: number[];
-  head: number;
-}
-
-/**
- * The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them; none
- * (undefined) for the first one: nothing to measure it against yet.
- */
-const quickest = (a: Answers, took: number, at: number): number | undefined => {
-  const first = a.took.length === 0;
-  let n = a.took.length;
-  while (n > a.head && a.took[n - 1] >= took) n -= 1;
-  a.took.length = n;
-  a.at.length = n;
-  a.took.push(took);
-  a.at.push(at);
-  while (a.head < a.took.length - 2 && a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
-  a.head = compacted(a.head, a.took, a.at);
-  return first ? undefined : a.took[a.head];
-};
-
-/**
- * The earliest instant the second rule lets a message with slot `own` leave: a second after the
- * latest release whose slot lies more than SECOND_SPAN_MS before it. Releases sent a second ago
- * bind nothing any more and are dropped.
- */
-const secondOf = (lane: Lane, own: number, now: number): number => {
-  const { late } = lane;
-  if (!late) return -Infinity;
-  if (late.latest + SECOND_MS + LANE_TOLERANCE_MS <= now) {
-    lane.late = undefined;
-    return -Infinity;
-  }
-  for (; late.head < late.slot.length && late.slot[late.head] < own - SECOND_SPAN_MS; late.head += 1) {
-    late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
-  }
-  late.head = compacted(late.head, late.slot, late.sent);
-  return late.from;
-};
-
 /** The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
 const slotOf = (lane: Lane, own: number, now: number): number => {
   const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
@@ -241,41 +144,24 @@ const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
  * each lane at the catch-up floor, and with many producers the next producer's call pruned it —
  * 226 of a 100/s producer's messages within 250 ms after a 2 s SIGSTOP).
  */
-const expired = ({ last, spacingMs, late }: Lane, now: number): boolean =>
-  last + spacingMs < now && (!late || late.latest + SECOND_MS + LANE_TOLERANCE_MS <= now);
-
-/** A message of `lane` with slot `own` counts as sent late, at `at`. */
-const remember = (lane: Lane, own: number, at: number): void => {
-  const late = (lane.late ??= { slot: [], sent: [], head: 0, from: -Infinity, latest: -Infinity });
-  let i = late.slot.length;
-  while (i > late.head && late.slot[i - 1] > own) i -= 1;
-  late.slot.splice(i, 0, own);
-  late.sent.splice(i, 0, at);
-  late.latest = Math.max(late.latest, at);
-};
+const expired = ({ last, spacingMs, late }: Lane, now: number): boolean => last + spacingMs < now && !binds(late, now);
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { hold: HoldScheduler; clock: Clock; maxIdle?: number; onLate?: OnLate }): ReleaseLanes => {
-  const lanes = new Map<string, Lane>();
-  const answers: Answers = { took: [], at: [], head: 0 };
+  const lanes = createRecencyMap<Lane>({ maxIdle, idle: (lane) => lane.queue.length === 0 && !lane.armed && lane.sending.length === 0, expired });
+  const answers = newAnswers();
   /** The same for append times (broker's clock, not this one: only their spread counts). */
-  const appends: Answers = { took: [], at: [], head: 0 };
+  const appends = newAnswers();
   let waiting = 0;
 
   /** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered, and told, if late. */
   const counted = (lane: Lane, own: number, at: number): void => {
-    if (at - own <= LATE_MS) return;
+    if (at - own <= COUNTED_LATE_MS) return;
     remember(lane, own, at);
     onLate?.(lane.producer, lane.spacingMs, own, at);
   };
 
-  // The second rule counts a message at its acknowledgement when the item reports one: a release
-  // on its slot whose request waited behind a slow one is appended late, and with what was
-  // released meanwhile — that is what reaches the broker as a burst. Less the quickest answer of
-  // the last ten seconds: a broker that answers every request 300 ms late delays nothing (the
-  // appends are as spaced as the releases), one request that waited behind a slow one does.
-  // When the answer carries the broker's append time (a topic with LogAppendTime), that counts
-  // instead, less the quickest of those: an answer read late because this process was busy
-  // counted a message appended on time as late, and held its producer back for nothing.
+  // The second rule counts a message at its acknowledgement (./second-rule.ts says why), less
+  // the quickest answer (or append time) of the last ten seconds.
   const record = (lane: Lane, own: number, slot: number, now: number): void => {
     if (own - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
@@ -332,54 +218,11 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
     });
   };
 
-  // The map is kept in last-use order (a lane is re-inserted on use), so pruning looks only at
-  // the oldest end: expired idle lanes go; past maxIdle the oldest idle lanes go anyway (a
-  // producer not seen among the last maxIdle has no catch-up left worth spreading); a lane with
-  // messages waiting is kept and moved behind, a couple per call. The oldest end is read with
-  // one live iterator kept across calls: a new iterator per call would step again over every
-  // entry deleted at the front. Amortized O(1) per call.
-  let uses = 0;
-  let cursor: Iterator<[string, Lane]> | undefined;
-  let peeked: { id: string; lane: Lane; used: number } | undefined;
-  const oldest = (): { id: string; lane: Lane } | undefined => {
-    for (;;) {
-      if (peeked && lanes.get(peeked.id) === peeked.lane && peeked.lane.used === peeked.used) return peeked;
-      cursor ??= lanes.entries();
-      const next = cursor.next();
-      if (next.done) {
-        cursor = undefined;
-        peeked = undefined;
-        return undefined;
-      }
-      peeked = { id: next.value[0], lane: next.value[1], used: next.value[1].used };
-    }
-  };
-  const touch = (id: string, lane: Lane): void => {
-    uses += 1;
-    lane.used = uses;
-    lanes.delete(id);
-    lanes.set(id, lane);
-  };
-  const prune = (now: number): void => {
-    let moved = 0;
-    for (let entry = oldest(); entry; entry = oldest()) {
-      const { id, lane } = entry;
-      const idle = lane.queue.length === 0 && !lane.armed && lane.sending.length === 0;
-      if (idle && expired(lane, now)) lanes.delete(id);
-      else if (lanes.size < maxIdle) return; // room for the lane being used
-      else if (idle) lanes.delete(id);
-      else if (++moved > 2) return;
-      else touch(id, lane);
-    }
-  };
-
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [] };
     lane.spacingMs = spacingMs;
-    lanes.delete(producer);
-    prune(now);
-    touch(producer, lane);
+    lanes.use(producer, lane, now);
     return lane;
   };
 
@@ -423,7 +266,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
         for (const item of taken) item.evict();
       }
     },
-    tracked: () => lanes.size,
+    tracked: () => lanes.size(),
     lateElsewhere(producer, spacingMs, slot, sent) {
       if (!(spacingMs > 0)) return;
       remember(laneOf(producer, spacingMs, clock.now()), slot, sent);

@@ -5,7 +5,7 @@
  * write: answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
  * retried here (it may have run). A call stuck behind a stalled Redis would still run once Redis
  * resumes and charge the producer for messages the store-error policy has already routed: each
- * call carries a "not after" instant on the store's clock (timeoutMs + LATE_MS from now), and
+ * call carries a "not after" instant on the store's clock (timeoutMs + NOT_AFTER_MARGIN_MS from now), and
  * one that runs later changes nothing.
  */
 import type Redis from 'ioredis';
@@ -34,7 +34,7 @@ export interface RedisStoreOptions {
  * call and its write (answer-timeout.ts starts the timeout at the write; seconds would be
  * pathological), narrow enough that a Redis stall charges at most this much of what it held up.
  */
-export const LATE_MS = 2_000;
+export const NOT_AFTER_MARGIN_MS = 2_000;
 
 const KINDS = { log: 'l', sliding: 's', fixed: 'f' } as const;
 
@@ -81,7 +81,7 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
 
   const decide = async ({ producer, rule, sizes, now, asOf }: DecideRequest): Promise<BatchDecision> => {
     if (sizes.length === 0) return { now: now ?? Date.now(), decisions: [] };
-    const notAfter = clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + LATE_MS));
+    const notAfter = clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + NOT_AFTER_MARGIN_MS));
     const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter, asOf === undefined ? '' : String(asOf)];
     if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
     const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), timeoutMs, 'decide');

@@ -4,11 +4,11 @@
  * them after timeoutMs and routed their messages by limiter.onStoreError; when Redis resumes
  * they must not charge the producer as well (the chaos suite's redis-pause/park row: waits of
  * ~71 s after an 8 s stall). A call carries a "not after" instant on the store's clock
- * (timeoutMs + LATE_MS), and one that runs later changes nothing.
+ * (timeoutMs + NOT_AFTER_MARGIN_MS), and one that runs later changes nothing.
  */
 import Redis from 'ioredis';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { LATE_MS, createRedisStore } from '../../../src/limit/redis-store';
+import { NOT_AFTER_MARGIN_MS, createRedisStore } from '../../../src/limit/redis-store';
 import { producerKey } from '../../../src/limit/producer-key';
 import { rule } from '../../contracts/limiter-harness';
 import { startPrivateRedis, type PrivateRedis } from '../security/private-redis';
@@ -55,13 +55,13 @@ describe('Redis store when Redis stalls longer than timeoutMs', () => {
     return { outcome, charged: state !== null };
   };
 
-  it('a decide held up past timeoutMs + LATE_MS fails at timeoutMs and changes nothing when Redis resumes', async () => {
-    const { outcome, charged } = await decideDuringStall(TIMEOUT_MS + LATE_MS + 1_000, 'held-long');
+  it('a decide held up past timeoutMs + NOT_AFTER_MARGIN_MS fails at timeoutMs and changes nothing when Redis resumes', async () => {
+    const { outcome, charged } = await decideDuringStall(TIMEOUT_MS + NOT_AFTER_MARGIN_MS + 1_000, 'held-long');
     expect(outcome).toMatch(/no answer within 100 ms/);
     expect(charged).toBe(false);
   });
 
-  it('a decide held up for less than timeoutMs + LATE_MS still runs (its caller already gave up: at most LATE_MS of a stall is charged)', async () => {
+  it('a decide held up for less than timeoutMs + NOT_AFTER_MARGIN_MS still runs (its caller already gave up: at most NOT_AFTER_MARGIN_MS of a stall is charged)', async () => {
     const { outcome, charged } = await decideDuringStall(1_000, 'held-short');
     expect(outcome).toMatch(/no answer within 100 ms/);
     expect(charged).toBe(true);

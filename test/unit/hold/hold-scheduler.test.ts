@@ -1,5 +1,5 @@
 import { manualClock, systemClock } from '../../../src/clock';
-import { createHoldScheduler, LATE_HOLD_MS, LATE_MS, YIELD_SHARE } from '../../../src/hold/hold-scheduler';
+import { createHoldScheduler, LATE_HOLD_MS, RELEASE_LATE_MS, YIELD_SHARE } from '../../../src/hold/hold-scheduler';
 
 const until = async (condition: () => boolean, ms = 2000): Promise<void> => {
   const deadline = Date.now() + ms;
@@ -146,9 +146,9 @@ describe('when releases fire late (the process is behind)', () => {
     const signals: [boolean, number][] = [];
     const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push([late, clock.now()]) });
     for (const at of [1010, 1020, 2000]) hold.add({ at, bytes: 1, release: () => undefined, evict: () => undefined });
-    clock.set(1010 + LATE_MS + 5); // both of the first are late by more than LATE_MS
+    clock.set(1010 + RELEASE_LATE_MS + 5); // both of the first are late by more than RELEASE_LATE_MS
     await until(() => hold.held().messages === 1);
-    expect(signals).toEqual([[true, 1010 + LATE_MS + 5]]);
+    expect(signals).toEqual([[true, 1010 + RELEASE_LATE_MS + 5]]);
     clock.advance(LATE_HOLD_MS); // no late release since: on time again (the third is not due yet)
     await until(() => signals.length === 2);
     expect(signals[1][0]).toBe(false);

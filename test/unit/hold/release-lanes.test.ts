@@ -1,6 +1,7 @@
 import { manualClock } from '../../../src/clock';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
-import { CATCH_UP_MS, CATCH_UP_PACE, LANE_TOLERANCE_MS, SECOND_SPAN_MS, STUCK_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
+import { CATCH_UP_MS, CATCH_UP_PACE, STUCK_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
+import { LANE_TOLERANCE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
 
 const setup = () => {
   const clock = manualClock(1000);

@@ -1,0 +1,126 @@
+/**
+ * The second rule of the release lanes (./release-lanes.ts), and what it remembers.
+ *
+ * **The second.** Within any second the broker gets only messages whose slots span at most
+ *   SECOND_SPAN_MS: the limiter spaces a producer's slots an interval apart across all
+ *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
+ *   and however long the stall. A send that reports its acknowledgement (a message that waited
+ *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
+ *   (appended by then; the very first answer, with none to measure against, counts at its
+ *   arrival): a release on its slot whose request waited behind a slow one is
+ *   appended late, together with what was released meanwhile, and what follows waits for that
+ *   second to pass; a broker slow for every request delays nothing. When the answer carries
+ *   the broker's append time (LogAppendTime), it counts at that, less the quickest of those
+ *   (the broker's clock is not this one's). One that reports none
+ *   counts at its release; one let through at once (`conforming`: sparse slots, whose span says
+ *   nothing about their count) is not counted. Only messages counted late are remembered (one
+ *   on its slot can never hold a later one back), for a second.
+ *
+ * Bound: a producer's messages whose slots lie more than SECOND_SPAN_MS apart never reach the
+ * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second.
+ */
+
+/** Within this many ms of its slot a release goes at once (timers fire a little late). */
+export const LANE_TOLERANCE_MS = 2;
+/** Within any second a lane sends only messages whose slots lie at most this far apart. */
+export const SECOND_SPAN_MS = 1100;
+export const SECOND_MS = 1000;
+/** A release later than this after its slot is remembered for the second rule (an earlier one cannot bind it). */
+export const COUNTED_LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
+/**
+ * How long the quickest answer is remembered: longer than a slow spell (a busy machine answers
+ * every request slowly for a second or two), so what was sent in it counts late when answers
+ * are quick again; a broker slow for good is measured as such after this long.
+ */
+const QUICKEST_WINDOW_MS = 10_000;
+/**
+ * A lane's messages counted late, in slot order from `head` (acknowledgements from several
+ * partitions arrive out of slot order), with when each counted as sent. Those whose slot lies
+ * more than SECOND_SPAN_MS before the message now leaving are taken out into `from`, the
+ * instant until which they hold every later message back.
+ */
+export interface LateReleases {
+  slot: number[];
+  sent: number[];
+  head: number;
+  from: number;
+  /** The latest instant one counted at: a second after it, none binds anything. */
+  latest: number;
+}
+
+/**
+ * Parallel arrays read from `head` (entries before it are spent): once most are spent, drops
+ * them; returns the new head. Amortized O(1) per entry.
+ */
+const compacted = (head: number, ...arrays: number[][]): number => {
+  if (head <= 64 || head * 2 <= arrays[0].length) return head;
+  for (const array of arrays) array.splice(0, head);
+  return 0;
+};
+
+/**
+ * The acknowledgements of the last QUICKEST_WINDOW_MS that may still be the quickest (ms after
+ * the release, and when), of every lane: the broker's answer time is no producer's own, and an
+ * idle lane is forgotten with whatever it kept. Times rise from `head`, so the one at `head` is the least
+ * (a sliding minimum: each newer, quicker one drops the slower before it). The answer before the
+ * newest is kept however old: after an outage longer than the window, the first answers (all
+ * late) are measured against the last one before it, not against themselves.
+ */
+export interface Answers {
+  took: number[];
+  at: number[];
+  head: number;
+}
+
+export const newAnswers = (): Answers => ({ took: [], at: [], head: 0 });
+
+/** Whether what a lane counted late still binds anything at `now` (a second after the latest, nothing does). */
+export const binds = (late: LateReleases | undefined, now: number): boolean =>
+  late !== undefined && late.latest + SECOND_MS + LANE_TOLERANCE_MS > now;
+
+/**
+ * The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them; none
+ * (undefined) for the first one: nothing to measure it against yet.
+ */
+export const quickest = (a: Answers, took: number, at: number): number | undefined => {
+  const first = a.took.length === 0;
+  let n = a.took.length;
+  while (n > a.head && a.took[n - 1] >= took) n -= 1;
+  a.took.length = n;
+  a.at.length = n;
+  a.took.push(took);
+  a.at.push(at);
+  while (a.head < a.took.length - 2 && a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
+  a.head = compacted(a.head, a.took, a.at);
+  return first ? undefined : a.took[a.head];
+};
+
+/**
+ * The earliest instant the second rule lets a message with slot `own` leave: a second after the
+ * latest release whose slot lies more than SECOND_SPAN_MS before it. Releases sent a second ago
+ * bind nothing any more and are dropped.
+ */
+export const secondOf = (lane: { late?: LateReleases }, own: number, now: number): number => {
+  const { late } = lane;
+  if (!late) return -Infinity;
+  if (!binds(late, now)) {
+    lane.late = undefined;
+    return -Infinity;
+  }
+  for (; late.head < late.slot.length && late.slot[late.head] < own - SECOND_SPAN_MS; late.head += 1) {
+    late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
+  }
+  late.head = compacted(late.head, late.slot, late.sent);
+  return late.from;
+};
+
+/** A message of `lane` with slot `own` counts as sent late, at `at`. */
+export const remember = (lane: { late?: LateReleases }, own: number, at: number): void => {
+  const late = (lane.late ??= { slot: [], sent: [], head: 0, from: -Infinity, latest: -Infinity });
+  let i = late.slot.length;
+  while (i > late.head && late.slot[i - 1] > own) i -= 1;
+  late.slot.splice(i, 0, own);
+  late.sent.splice(i, 0, at);
+  late.latest = Math.max(late.latest, at);
+};
+
