@@ -41,7 +41,7 @@ const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action
 };
 
 /** Each item's action (after its verdict), tracked and handed to the dispatcher, up to a stall. */
-const handOver = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], acks: Acks): Taken => {
+const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], acks: Acks): Taken => {
   const decidedAt = deps.clock.now();
   let v = 0;
   const entries: DispatchEntry[] = [];
@@ -69,5 +69,5 @@ const handOver = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowIt
 export const takeItems = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], acks: Acks): Promise<Taken> => {
   const { steps, asked } = firstSteps(deps, items);
   const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
-  return handOver(deps, dispatcher, items, steps, verdicts, acks);
+  return dispatchInOrder(deps, dispatcher, items, steps, verdicts, acks);
 };
