@@ -4,7 +4,7 @@
  * `maxBatchBytes` in all, and a message bigger than that travels alone.
  */
 import type { Message } from 'kafkajs';
-import { headerListOf } from '../headers/header-list';
+import { headerBytes, headerListOf, type HeaderList } from '../headers/header-list';
 
 /**
  * 512 KiB: half the broker's default `message.max.bytes` (1 MiB, also the floor sluice's topic
@@ -24,11 +24,9 @@ const bytesOf = (value: Message['value'] | string | undefined): number => {
 
 /** An upper estimate of the bytes a message adds to a record batch (uncompressed). */
 export const messageBytes = (message: Message): number => {
-  let bytes = RECORD_OVERHEAD_BYTES + bytesOf(message.key) + bytesOf(message.value);
   // A list as sluice writes it (src/headers/header-list.ts), or kafkajs's object.
-  const headers = Array.isArray(message.headers) ? message.headers : headerListOf({ headers: message.headers });
-  for (const { key, value } of headers) bytes += 8 + bytesOf(key) + bytesOf(value);
-  return bytes;
+  const headers: HeaderList = Array.isArray(message.headers) ? message.headers : headerListOf({ headers: message.headers });
+  return estimateBytes(bytesOf(message.key) + bytesOf(message.value) + headerBytes(headers), headers.length);
 };
 
 /**
