@@ -34,6 +34,8 @@ export interface DrainCommandDeps {
   logger: Logger;
   /** Late releases shared with the sidecars' lanes (none: the drain's lanes bound only its own). */
   late?: LateBroadcast;
+  /** The Redis client of the rebalance hand-off fences, as `sluice run`'s (none: a partition gained waits the whole bound). */
+  fences?: Parameters<typeof createPipeline>[1]['fences'];
   stdout: TextOut;
   stderr: TextOut;
 }
@@ -87,7 +89,7 @@ interface RealRun {
 
 const drainForReal = async (deps: DrainCommandDeps, run: RealRun): Promise<void> => {
   const { config, kafka } = deps;
-  const pipeline = createPipeline(config, { producer: deps.producer, limiter: deps.limiter, ruleOf: deps.ruleOf, partitions: deps.partitions, metrics: noMetrics, logger: deps.logger, late: deps.late });
+  const pipeline = createPipeline(config, { producer: deps.producer, limiter: deps.limiter, ruleOf: deps.ruleOf, partitions: deps.partitions, metrics: noMetrics, logger: deps.logger, late: deps.late, fences: deps.fences });
   const range = createRangeProgress(run.ranges, run.options.max);
   const flow = parkedFlow(config, kafka, pipeline, {
     name: 'drain', topics: run.topics, hop: false,

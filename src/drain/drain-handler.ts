@@ -37,7 +37,7 @@ export const drainWithConfig = async (config: Config, logger: Logger, opts: CliD
     const ruleOf = (producerId: string) => resolveRule(rules, producerId);
     const late = createLateBroadcastOf(config, redis, logger);
     try {
-      await runDrain({ kafka, config, producer, limiter, ruleOf, partitions, clock: limiter.clock, logger, late, stdout: io.stdout, stderr: io.stderr }, options);
+      await runDrain({ kafka, config, producer, limiter, ruleOf, partitions, clock: limiter.clock, logger, late, fences: redis, stdout: io.stdout, stderr: io.stderr }, options);
     } finally {
       late.close();
     }
