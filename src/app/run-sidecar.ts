@@ -57,7 +57,7 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
       largestTierMs: tiers[tiers.length - 1].delayMs,
       create: config.topics.create,
     }, logger);
-    const prom = createPromMetrics();
+    const prom = createPromMetrics({ processMetrics: true });
     const quotas = holdQuotas({ file: config.quotas.file, logger, metrics: prom });
     cleanups.push(() => quotas.close());
     const redis = createRedis(config, { onError: throttled(logger, 30_000) });

@@ -46,8 +46,6 @@ export interface Metrics {
   consumerCrash(group: string, restart: boolean): void;
   /** whether the consumer of a group is in it and reads its assignment (what /readyz waits for); false again once it crashed for good. */
   consumerJoined?(group: string, joined: boolean): void;
-  /** whether the consumer of a group is in it and reads its assignment (what /readyz waits for); false again once it crashed for good. */
-  consumerJoined?(group: string, joined: boolean): void;
   /** one failed send to a topic (retried), by the broker's error code or the error's name. */
   sendError?(destination: string, code: string): void;
   /** late releases heard from another replica and ignored (an entry, or a whole message), by reason. */
