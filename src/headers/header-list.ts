@@ -49,22 +49,22 @@ export const headerBytes = (list: HeaderList): number => {
   return n;
 };
 
-/** The name as text (bytes that are not UTF-8 become U+FFFD: for messages and lookups, never for writing). */
-export const nameOf = (key: Header['key']): string => (typeof key === 'string' ? key : key.toString('utf8'));
-
 const ASCII_CASE = 0x20;
 
-/** Whether `key` is `name` (`lower`: `name` in lower case) with ASCII letters in any case. */
-const sameIgnoringCase = (key: Header['key'], lower: string): boolean => {
-  if (typeof key === 'string') return key.length === lower.length && key.toLowerCase() === lower;
-  if (key.length !== lower.length) return false;
+/** Whether `key` begins with `lower` (lower case), ASCII letters in any case; nothing allocated. */
+const startsIgnoringCase = (key: Header['key'], lower: string): boolean => {
+  if (key.length < lower.length) return false;
+  const text = typeof key === 'string';
   for (let i = 0; i < lower.length; i += 1) {
-    const c = key[i];
+    const c = text ? key.charCodeAt(i) : key[i];
     const l = lower.charCodeAt(i);
     if (c !== l && !((c | ASCII_CASE) === l && l >= 0x61 && l <= 0x7a)) return false;
   }
   return true;
 };
+
+/** Whether `key` is `lower` (a name in lower case) with ASCII letters in any case. */
+const sameIgnoringCase = (key: Header['key'], lower: string): boolean => key.length === lower.length && startsIgnoringCase(key, lower);
 
 const sameName = (key: Header['key'], name: string): boolean =>
   typeof key === 'string' ? key === name : key.length === Buffer.byteLength(name) && key.toString('utf8') === name;
@@ -88,18 +88,6 @@ export const headerValues = (list: HeaderList, name: string): Header['value'][] 
 };
 
 export const SLUICE_PREFIX = 'sluice-';
-
-/** Whether `key` begins with `lower` (lower case), ASCII letters in any case; nothing allocated. */
-const startsIgnoringCase = (key: Header['key'], lower: string): boolean => {
-  if (key.length < lower.length) return false;
-  const text = typeof key === 'string';
-  for (let i = 0; i < lower.length; i += 1) {
-    const c = text ? key.charCodeAt(i) : key[i];
-    const l = lower.charCodeAt(i);
-    if (c !== l && !((c | ASCII_CASE) === l && l >= 0x61 && l <= 0x7a)) return false;
-  }
-  return true;
-};
 
 /**
  * Whether a name starts with `sluice-`, ASCII letters in any case. This runs for every header
