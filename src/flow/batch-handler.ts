@@ -135,71 +135,15 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
   return result;
 };
 
-/** A partition's key in the map of takes in flight. */
-const partitionKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
-/** After a take failed (a bug: store trouble is a verdict), its undispatched items wait this long and are decided again. */
-const RETRY_FAILED_TAKE_MS = 100;
-
-export interface BatchHandler {
-  (controls: BatchControls): Promise<void>;
-  /** Resolves once every take in flight has been handed to the dispatcher (a stop or a rebalance waits for it). */
-  settled(): Promise<void>;
-}
-
-/**
- * The handler. A tier source takes a fetch before it returns (a stall or a gate decides how far
- * the partition may be resolved). The ingress source never waits for the store: it tracks every
- * offset of the fetch, resolves the batch and returns while the take's decisions are in flight,
- * so kafkajs's next fetch overlaps them. Per partition one take is in flight at most: the next
- * batch of a partition waits for the previous one's take before it is read, so a partition's
- * messages are decided and dispatched in fetch order, and what is fetched ahead of the
- * decisions is one fetch, no more. A take that fails leaves nothing tracked behind: its
- * undispatched items wait a moment and are decided again (they are never skipped).
- */
-export const createBatchHandler = (deps: BatchHandlerDeps): BatchHandler => {
-  const inFlight = new Map<string, Promise<void>>();
-
-  const takeLater = (controls: BatchControls, found: Read): void => {
-    const { batch } = controls;
-    const offsets = deps.tracker.partition(batch.topic, batch.partition);
-    for (const item of found.items) offsets.add(Number(item.offset));
-    // Offset gaps (control records, compaction) inside the batch are covered too.
-    if (found.complete) offsets.covered(Number(batch.lastOffset()));
-    const last = found.complete ? batch.lastOffset() : found.items[found.items.length - 1]?.offset ?? found.skippedUpTo;
-    if (last !== undefined) controls.resolveOffset(last);
-    if (found.items.length === 0) return;
-    const dispatched = new Set<FlowItem>();
-    const ack = (item: FlowItem): void => {
-      offsets.ack(Number(item.offset));
-      deps.acked?.();
-    };
-    const key = partitionKey(batch.topic, batch.partition);
-    const taking = takeItems(deps.take, deps.dispatcher, found.items, { track: (item) => dispatched.add(item), ack }).then(
-      () => undefined,
-      () => {
-        const until = deps.clock.now() + RETRY_FAILED_TAKE_MS;
-        for (const item of found.items) if (!dispatched.has(item)) deps.dispatcher.dispatch(item, { kind: 'wait', until }, () => ack(item));
-      },
-    );
-    inFlight.set(key, taking);
-    void taking.then(() => inFlight.get(key) === taking && inFlight.delete(key));
-  };
-
-  const handle = async (controls: BatchControls): Promise<void> => {
+export const createBatchHandler = (deps: BatchHandlerDeps) =>
+  async (controls: BatchControls): Promise<void> => {
     const { batch } = controls;
     const { topic, partition } = batch;
-    const before = deps.source.parked ? undefined : inFlight.get(partitionKey(topic, partition));
-    if (before) await before;
     if (deps.refuses(topic, partition)) return;
     // Full: leave the batch unresolved (fetched again later); the hold's pressure pauses fetching.
     if (deps.hold.isFull()) return;
     const now = deps.clock.now();
     const found = read(deps, controls, now);
-    if (!deps.source.parked) {
-      takeLater(controls, found);
-      return controls.heartbeat();
-    }
     const offsets = deps.tracker.partition(topic, partition);
     const taken = await takeItems(deps.take, deps.dispatcher, found.items, {
       track: (item) => offsets.add(Number(item.offset)),
@@ -220,6 +164,3 @@ export const createBatchHandler = (deps: BatchHandlerDeps): BatchHandler => {
     if (until !== undefined) deps.pauser.pauseUntil(topic, partition, until);
     await controls.heartbeat();
   };
-
-  return Object.assign(handle, { settled: async () => void (await Promise.all([...inFlight.values()])) });
-};

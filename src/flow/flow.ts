@@ -108,7 +108,6 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
     // Both wait for the writes under way (at most SETTLE_MS), so the commit that follows covers them.
     async onRebalancing() {
       dispatcher.handOver(); // forward nothing until the join
-      await decisionsSettled(); // what the store decided is handed over too (and tracked for the commit)
       await writesSettled();
     },
     async onJoin(lost) {
@@ -124,10 +123,6 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
     refuses: (topic, partition) => halted || consumer.pauser.isStopped(topic, partition),
     acked: () => consumer.nudge(),
   });
-
-  /** Every take in flight handed to the dispatcher (at most SETTLE_MS, or until `deadline`). */
-  const decisionsSettled = (deadline = Date.now() + SETTLE_MS): Promise<unknown> =>
-    Promise.race([handle.settled(), new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref())]);
 
   return {
     name: options.name,
@@ -152,7 +147,6 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
       halted = true;
       consumer.pauser.setBlocked(true);
       while (active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-      await decisionsSettled(deadline); // the ingress handler returns before its decisions are in
     },
     stop: (deadline) => consumer.stop(deadline),
   };

@@ -33,15 +33,12 @@ const setup = (options: {
   verdictFor?: (c: Candidate) => Verdict;
   full?: boolean;
   refuses?: (topic: string, partition: number) => boolean;
-  /** Answers the decider's calls by hand (default: at once). */
-  gate?: { next(): Promise<void> };
 }) => {
   const clock = manualClock(T0);
   const calls: Candidate[][] = [];
   const decider: FetchDecider = {
     decide: async (candidates) => {
       calls.push([...candidates]);
-      if (options.gate) await options.gate.next();
       return candidates.map(options.verdictFor ?? (() => ({ kind: 'forward', at: clock.now() })));
     },
   };
@@ -71,10 +68,7 @@ const setup = (options: {
   });
   const resolved: string[] = [];
   let heartbeats = 0;
-  // The handler returns before an ingress fetch's take is over: the tests read its outcome once it settled.
   const run = (topic: string, messages: KafkaMessage[], lastOffset = messages[messages.length - 1].offset, running = () => true, stale = () => false) =>
-    handleOnly(topic, messages, lastOffset, running, stale).then(() => handle.settled());
-  const handleOnly = (topic: string, messages: KafkaMessage[], lastOffset = messages[messages.length - 1].offset, running = () => true, stale = () => false) =>
     handle({
       batch: { topic, partition: 0, messages, lastOffset: () => lastOffset } as unknown as Batch,
       resolveOffset: (o) => void resolved.push(o),
@@ -82,7 +76,7 @@ const setup = (options: {
       isRunning: running,
       isStale: stale,
     });
-  return { clock, calls, dispatched, resolved, tracker, pauses, counted, run, handleOnly, handle, hold, heartbeats: () => heartbeats };
+  return { clock, calls, dispatched, resolved, tracker, pauses, counted, run, hold, heartbeats: () => heartbeats };
 };
 
 const message = (offset: number, producer: string, extra: Record<string, string> = {}): KafkaMessage => ({
@@ -171,46 +165,6 @@ describe('ingress: when a batch arrives', () => {
     expect(dead.item.content).toEqual({ key: Buffer.from('k'), value: Buffer.from('v'), headers: [] });
     expect(t.calls[0].map((c) => c.producer)).toEqual(['a', 'a']); // never decided
     expect(t.resolved).toEqual(['2']);
-  });
-
-  it('returns before the store answers, with the batch resolved and its offsets tracked (nothing committed past them), and dispatches once it answers', async () => {
-    let answer: () => void = () => undefined;
-    const t = setup({ source: ingressSource, gate: { next: () => new Promise<void>((resolve) => (answer = resolve)) } });
-    await t.handleOnly('in', [message(3, 'a'), message(4, 'b')], '4');
-    expect(t.calls).toHaveLength(1);
-    expect(t.dispatched).toEqual([]);
-    expect(t.resolved).toEqual(['4']);
-    expect(t.heartbeats()).toBe(1);
-    expect(t.tracker.pending()).toEqual([{ topic: 'in', partition: 0, offset: 3 }]);
-    answer();
-    await t.handle.settled();
-    expect(t.dispatched.map((d) => d.item.offset)).toEqual(['3', '4']);
-    t.dispatched.forEach((d) => d.ack());
-    expect(t.tracker.pending()).toEqual([{ topic: 'in', partition: 0, offset: 5 }]);
-  });
-
-  it('takes a partition\'s next batch only once the previous one\'s take is over (fetch order kept), while another partition goes on', async () => {
-    const answers: (() => void)[] = [];
-    const t = setup({ source: ingressSource, gate: { next: () => new Promise<void>((resolve) => answers.push(resolve)) } });
-    await t.handleOnly('in', [message(0, 'a')]);
-    const second = t.handleOnly('in', [message(1, 'a')]);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(t.calls).toHaveLength(1); // the second batch of partition 0 waits
-    answers[0]();
-    await second;
-    expect(t.calls).toHaveLength(2);
-    answers[1]();
-    await t.handle.settled();
-    expect(t.dispatched.map((d) => d.item.offset)).toEqual(['0', '1']);
-  });
-
-  it('decides again, later, what a failed take did not dispatch: nothing of it is skipped', async () => {
-    const t = setup({ source: ingressSource, gate: { next: () => Promise.reject(new Error('bug')) } });
-    await t.run('in', [message(3, 'a'), message(4, 'a')]);
-    expect(t.dispatched.map((d) => [d.item.offset, d.action.kind])).toEqual([['3', 'wait'], ['4', 'wait']]);
-    expect(t.tracker.pending()).toEqual([{ topic: 'in', partition: 0, offset: 3 }]);
-    t.dispatched.forEach((d) => d.ack());
-    expect(t.tracker.pending()).toEqual([{ topic: 'in', partition: 0, offset: 5 }]);
   });
 
   it('counts nothing forged when no header was dropped', async () => {
