@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { Kafka } from 'kafkajs';
 import {
-  BacklogScenario, createBacklogScenario, Offer, Offered, Out, Outcome, OutcomeReader, ProducerJudgement, Replica, startReplica, tierRecords,
+  BacklogScenario, createBacklogScenario, Offer, Offered, Out, Outcome, OutcomeReader, ProducerJudgement, Replica, startReplicas, tierRecords,
 } from '../../test/integration/retry/backlog-fixture';
 import { sleep } from './faults';
 import { healthz, metricSum, metricsText, v1Status } from './probes';
@@ -78,15 +78,7 @@ export const open = async (
 };
 
 /** Starts `n` replicas one after the other (the first creates the tiers), each ready before the next. */
-export const replicas = async (s: BacklogScenario, n: number, env: Record<string, string> = {}): Promise<Replica[]> => {
-  const started: Replica[] = [];
-  for (let i = 0; i < n; i += 1) {
-    const r = await startReplica(s, env);
-    started.push(r);
-    await r.ready(90_000);
-  }
-  return started;
-};
+export const replicas = (s: BacklogScenario, n: number, env: Record<string, string> = {}): Promise<Replica[]> => startReplicas(s, n, env, 90_000);
 
 export const everyValue = (offered: Offered): string[] => [...offered.byProducer.values()].flat().map((o) => o.value);
 

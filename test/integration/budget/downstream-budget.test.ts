@@ -24,7 +24,7 @@ import { loadavg } from 'node:os';
 import { createKafka, kafkaBrokers } from '../../helpers/kafka';
 import { redisUrl } from '../../helpers/redis';
 import {
-  BacklogScenario, createBacklogScenario, deleteScenarioTopics, endAllReplicas, lastLines, maxInWindow, offerLoad, Offered, Out, readOutcome, Replica, startReplica,
+  BacklogScenario, createBacklogScenario, deleteScenarioTopics, endAllReplicas, lastLines, maxInWindow, offerLoad, Offered, Out, readOutcome, startReplicas,
 } from '../retry/backlog-fixture';
 
 const kafka = createKafka();
@@ -37,15 +37,7 @@ afterEach(async () => {
   await Promise.all(scenarios.splice(0).map((s) => deleteScenarioTopics(kafka, s)));
 });
 
-const replicas = async (s: BacklogScenario, n: number): Promise<Replica[]> => {
-  const started: Replica[] = [];
-  for (let i = 0; i < n; i += 1) {
-    const r = await startReplica(s);
-    started.push(r);
-    await r.ready();
-  }
-  return started;
-};
+const replicas = startReplicas;
 
 /** Messages per second of `producer` appended downstream within [from, to). */
 const rateIn = (forwarded: readonly Out[], producer: string, from: number, to: number): number =>

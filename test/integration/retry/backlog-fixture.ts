@@ -198,6 +198,17 @@ export const startReplica = async (s: BacklogScenario, env: Record<string, strin
 };
 
 /** The last `n` lines of a replica's log (to show why it exited when it was not asked to). */
+/** `n` replicas, one at a time, each ready before the next (the first creates the retry tiers and the dead-letter topic). */
+export const startReplicas = async (s: BacklogScenario, n: number, env: Record<string, string> = {}, readyMs?: number): Promise<Replica[]> => {
+  const started: Replica[] = [];
+  for (let i = 0; i < n; i += 1) {
+    const r = await startReplica(s, env);
+    started.push(r);
+    await r.ready(readyMs);
+  }
+  return started;
+};
+
 export const lastLines = (replica: Replica, n = 8): string[] => {
   try {
     return readFileSync(replica.log, 'utf8').trimEnd().split('\n').slice(-n);

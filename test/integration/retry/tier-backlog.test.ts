@@ -23,7 +23,7 @@ import { casesOf } from '../../helpers/matrix';
 import { waitFor } from '../../helpers/wait';
 import {
   BacklogScenario, busiestBound, createBacklogScenario, deleteScenarioTopics, endAllReplicas, formatJudgement, judgeAll, Offered,
-  lastLines, offerLoad, OutcomeReader, ProducerJudgement, readOutcome, Replica, startReplica, tierRecords,
+  lastLines, offerLoad, OutcomeReader, ProducerJudgement, readOutcome, Replica, startReplicas, tierRecords,
 } from './backlog-fixture';
 
 const kafka = createKafka();
@@ -48,16 +48,7 @@ const scenario = async (queue: string): Promise<BacklogScenario> => {
   return s;
 };
 
-/** One at a time: the first creates the retry tiers and the dead-letter topic. */
-const replicas = async (s: BacklogScenario, n: number): Promise<Replica[]> => {
-  const started: Replica[] = [];
-  for (let i = 0; i < n; i += 1) {
-    const r = await startReplica(s);
-    started.push(r);
-    await r.ready();
-  }
-  return started;
-};
+const replicas = startReplicas;
 
 const tierTotal = async (s: BacklogScenario): Promise<number> => Object.values(await tierRecords(kafka, s)).reduce((a, b) => a + b, 0);
 
