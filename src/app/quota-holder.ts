@@ -4,7 +4,7 @@
  * counted).
  */
 import type { Logger } from 'pino';
-import type { RuleView } from '../decide/verdict';
+import type { RuleView } from '../decide/fetch-decider';
 import type { SluiceError } from '../errors';
 import type { Metrics } from '../metrics/types';
 import { loadQuotas, resolveRule, watchQuotas, type QuotaRules } from '../rules';

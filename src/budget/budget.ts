@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { FetchDecider } from '../decide/fetch-decider';
-import type { Candidate, RuleView, Verdict } from '../decide/verdict';
+import type { Candidate, RuleView, Verdict } from '../decide/fetch-decider';
 import type { BudgetSpec, QuotaRules, ResolvedRule } from '../rules/types';
 import { FOLLOW_MS } from './aimd';
 import type { Claimant } from './budget-targets';

@@ -11,7 +11,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { Config } from '../config/types';
-import type { RuleView } from '../decide/verdict';
+import type { RuleView } from '../decide/fetch-decider';
 import type { FlowItem } from '../flow/flow-item';
 import { countToDrain, planDrain, refuseWhileGroupActive } from './drain-plan';
 import { createProgress, type TextOut } from './drain-progress';

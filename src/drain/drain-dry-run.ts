@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { createOffsetTracker } from '../commit/offset-tracker';
 import type { Config } from '../config/types';
-import type { RuleView } from '../decide/verdict';
+import type { RuleView } from '../decide/fetch-decider';
 import { type FlowItem, fromTier } from '../flow/flow-item';
 import { createGroupConsumer } from '../flow/group-consumer';
 import { firstStep, type RoutePolicy } from '../flow/route';

@@ -7,8 +7,7 @@
  * release, a park, a dead-letter or — the store down under `park` on a tier — a stall.
  * Instants are on the store's clock.
  */
-import type { RuleView, Verdict } from '../decide/verdict';
-import { spacingOf } from '../decide/verdict';
+import { type RuleView, spacingOf, type Verdict } from '../decide/fetch-decider';
 import type { DeadLetterReason, DecodedPark, ParkInfo } from '../park/park-headers';
 import { chooseTier, type Tier } from '../park/tiers';
 

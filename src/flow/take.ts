@@ -6,8 +6,7 @@
  * partition waits.
  */
 import type { Clock } from '../clock';
-import type { FetchDecider } from '../decide/fetch-decider';
-import type { Candidate, RuleView, Verdict } from '../decide/verdict';
+import type { Candidate, FetchDecider, RuleView, Verdict } from '../decide/fetch-decider';
 import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';

@@ -5,7 +5,7 @@
  * file names exactly — the store is not scanned (SCAN over a shared Redis or a whole Redis
  * Cluster is not cheap); /v1/producers/{id} of a running replica adds its own counts.
  */
-import type { RuleView } from '../decide/verdict';
+import type { RuleView } from '../decide/fetch-decider';
 import type { ProducerState } from '../limit/types';
 
 export interface ProducerLine {

@@ -2,7 +2,7 @@
 import { budgetLine, liveRows, SHARE_HEADER } from '../budget/budget-view';
 import type { DemandReport } from '../budget/demand-meter';
 import { formatTable, ruleTable } from '../cli/rule-table';
-import type { RuleView } from '../decide/verdict';
+import type { RuleView } from '../decide/fetch-decider';
 import type { LimiterStore } from '../limit/types';
 import { resolveRule } from '../rules/rule-index';
 import type { QuotaRules } from '../rules/types';

@@ -3,7 +3,7 @@ import { manualClock } from '../../../src/clock';
 import { createBudget, CADENCE_MS, type Budget } from '../../../src/budget/budget';
 import type { BudgetStore } from '../../../src/budget/budget-store';
 import type { DemandReport } from '../../../src/budget/demand-meter';
-import type { Candidate, Verdict } from '../../../src/decide/verdict';
+import type { Candidate, Verdict } from '../../../src/decide/fetch-decider';
 import { parseQuotas, resolveRule } from '../../../src/rules';
 
 const logger = pino({ level: 'silent' });

@@ -1,7 +1,7 @@
 import { createDrainSummary, formatSummary } from '../../../src/drain/drain-summary';
 import { dryRunColumn } from '../../../src/drain/drain-dry-run';
 import { prepareForDrain } from '../../../src/drain/drain-command';
-import type { RuleView } from '../../../src/decide/verdict';
+import type { RuleView } from '../../../src/decide/fetch-decider';
 import type { FlowItem } from '../../../src/flow/flow-item';
 import type { RoutePolicy } from '../../../src/flow/route';
 import { buildTiers } from '../../../src/park/tiers';

@@ -1,8 +1,7 @@
 import type { Batch, KafkaMessage } from 'kafkajs';
 import { manualClock } from '../../../src/clock';
 import { createOffsetTracker } from '../../../src/commit/offset-tracker';
-import type { FetchDecider } from '../../../src/decide/fetch-decider';
-import type { Candidate, RuleView, Verdict } from '../../../src/decide/verdict';
+import type { Candidate, FetchDecider, RuleView, Verdict } from '../../../src/decide/fetch-decider';
 import { createBatchHandler, type SourceOptions } from '../../../src/flow/batch-handler';
 import type { Dispatcher } from '../../../src/flow/dispatch';
 import type { FlowItem } from '../../../src/flow/flow-item';

@@ -1,6 +1,6 @@
 import { schema } from '../../../src/config/schema';
 import { parseDuration } from '../../../src/config/units';
-import type { RuleView, Verdict } from '../../../src/decide/verdict';
+import type { RuleView, Verdict } from '../../../src/decide/fetch-decider';
 import { turnOf } from '../../../src/flow/gate';
 import { afterVerdict, AS_OF_MS, firstStep, HOP_MARGIN_MS, hopTier, limitReached, OUTAGE_MS, parkTier, RoutePolicy } from '../../../src/flow/route';
 import type { LimitRule } from '../../../src/limit/types';
