@@ -5,7 +5,7 @@
 import type { BudgetStatus } from '../budget/budget';
 import type { Config } from '../config/types';
 import type { Flow } from '../flow/flow';
-import type { GuardedStore } from '../decide/guarded-store';
+import type { GuardedStore } from '../decide/fetch-decider';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ProducerReport, QuotasReport, StatusProvider, StatusReport } from '../http/status-provider';
 import type { LimiterStore } from '../limit/types';

@@ -1,8 +1,7 @@
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
-import { type Candidate, coalesceDecider, createFetchDecider, type RuleView } from '../../../src/decide/fetch-decider';
+import { type Candidate, coalesceDecider, createFetchDecider, createGuardedStore, type RuleView, type StoreErrorPolicy } from '../../../src/decide/fetch-decider';
 import { createStoreClock } from '../../../src/decide/store-clock';
-import { createGuardedStore, StoreErrorPolicy } from '../../../src/decide/guarded-store';
 import type { DecideRequest, LimiterStore, LimitRule } from '../../../src/limit/types';
 import { noMetrics } from '../../../src/metrics/types';
 import { SluiceError } from '../../../src/errors';
