@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { createOffsetTracker } from '../commit/offset-tracker';
+import { createOffsetTracker } from '../commit/committer';
 import type { Config } from '../config/types';
 import type { RuleView } from '../decide/fetch-decider';
 import { type FlowItem, fromTier } from '../flow/flow-item';

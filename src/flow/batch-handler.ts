@@ -8,7 +8,7 @@
  */
 import type { Batch, KafkaMessage } from 'kafkajs';
 import type { Clock } from '../clock';
-import type { OffsetTracker } from '../commit/offset-tracker';
+import type { OffsetTracker } from '../commit/committer';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { IdentityOptions } from '../identify/identify';
 import type { Metrics } from '../metrics/types';

@@ -7,7 +7,7 @@
 import type { ConsumerConfig, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { createOffsetTracker, type OffsetTracker } from '../commit/offset-tracker';
+import { createOffsetTracker, type OffsetTracker } from '../commit/committer';
 import type { FetchDecider, RuleView } from '../decide/fetch-decider';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';

@@ -26,8 +26,7 @@
 import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { createCommitter } from '../commit/committer';
-import type { OffsetTracker } from '../commit/offset-tracker';
+import { createCommitter, type OffsetTracker } from '../commit/committer';
 import type { Metrics } from '../metrics/types';
 import { setTimer } from '../timers';
 import { ownerOf } from './flow-item';

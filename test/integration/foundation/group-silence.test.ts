@@ -7,7 +7,7 @@
 import type { Kafka } from 'kafkajs';
 import pino from 'pino';
 import { systemClock } from '../../../src/clock';
-import { createOffsetTracker } from '../../../src/commit/offset-tracker';
+import { createOffsetTracker } from '../../../src/commit/committer';
 import { createGroupConsumer, type GroupConsumer } from '../../../src/flow/group-consumer';
 import { noMetrics } from '../../../src/metrics/types';
 import { createKafka, createTopic, produce } from '../../helpers/kafka';

@@ -1,9 +1,103 @@
 import pino from 'pino';
-import { createCommitter, NUDGE_MS } from '../../../src/commit/committer';
+import { createCommitter, createOffsetTracker, createPartitionOffsets, NUDGE_MS } from '../../../src/commit/committer';
 import { waitFor } from '../../helpers/wait';
-import { createOffsetTracker } from '../../../src/commit/offset-tracker';
 
 const logger = pino({ level: 'silent' });
+
+describe('when messages of a partition are acknowledged out of order', () => {
+  it('commits only the contiguous acknowledged prefix', () => {
+    const p = createPartitionOffsets();
+    const acks = [10, 11, 12, 13].map((o) => p.track(o));
+    expect(p.commitPoint()).toBe(10);
+    acks[1]();
+    acks[3]();
+    expect(p.commitPoint()).toBe(10);
+    acks[0]();
+    expect(p.commitPoint()).toBe(12);
+    acks[2]();
+    expect(p.commitPoint()).toBe(14);
+  });
+});
+
+describe('when a batch has offset gaps', () => {
+  it('commits past the gap and past the batch end once everything is acknowledged', () => {
+    const p = createPartitionOffsets();
+    const a = p.track(5);
+    const b = p.track(8);
+    p.covered(9);
+    a();
+    expect(p.commitPoint()).toBe(8);
+    b();
+    expect(p.commitPoint()).toBe(10);
+  });
+});
+
+describe('when a commit point was already committed', () => {
+  it('reports nothing new until the prefix moves', () => {
+    const tracker = createOffsetTracker();
+    const p = tracker.partition('t', 0);
+    p.track(0)();
+    expect(tracker.pending()).toEqual([{ topic: 't', partition: 0, offset: 1 }]);
+    tracker.markCommitted('t', 0, 1);
+    expect(tracker.pending()).toEqual([]);
+    p.track(1)();
+    expect(tracker.pending()).toEqual([{ topic: 't', partition: 0, offset: 2 }]);
+  });
+});
+
+describe('when the group rejoins and kafkajs fetches again from the committed offset', () => {
+  it('knows which offsets this member already scheduled on a kept partition', () => {
+    const tracker = createOffsetTracker();
+    const p = tracker.partition('t', 3);
+    p.track(40);
+    p.track(41);
+    tracker.retain([{ topic: 't', partitions: [3] }]);
+    expect(tracker.partition('t', 3).scheduled(41)).toBe(true);
+    expect(tracker.partition('t', 3).scheduled(42)).toBe(false);
+  });
+
+  it('forgets a partition it lost, so acks of old sends no longer count and it starts afresh when it comes back', () => {
+    const tracker = createOffsetTracker();
+    const ack = tracker.partition('t', 1).track(7);
+    tracker.retain([{ topic: 't', partitions: [0] }]);
+    ack();
+    expect(tracker.pending()).toEqual([]);
+    expect(tracker.partition('t', 1).scheduled(7)).toBe(false);
+  });
+});
+
+describe('when an acknowledgement is reported twice', () => {
+  it('counts it once', () => {
+    const p = createPartitionOffsets();
+    const ack = p.track(0);
+    p.track(1);
+    ack();
+    ack();
+    expect(p.inFlight()).toBe(2);
+    expect(p.commitPoint()).toBe(1);
+    expect(p.inFlight()).toBe(1);
+  });
+});
+
+describe('when offsets are added and acknowledged by offset (no function per message)', () => {
+  it('commits the contiguous acknowledged prefix, and a late second ack of a committed offset changes nothing', () => {
+    const p = createPartitionOffsets();
+    for (const o of [20, 21, 23, 24]) p.add(o);
+    p.ack(21);
+    p.ack(24);
+    expect(p.commitPoint()).toBe(20);
+    p.ack(20);
+    expect(p.commitPoint()).toBe(23);
+    p.ack(21); // reported again after the prefix passed it
+    p.add(25);
+    expect(p.inFlight()).toBe(3);
+    p.ack(23);
+    expect(p.commitPoint()).toBe(25);
+    p.ack(25);
+    expect(p.commitPoint()).toBe(26);
+    expect(p.inFlight()).toBe(0);
+  });
+});
 
 describe('when the group is rebalancing during a commit', () => {
   it('does not throw and commits the same point on the next try', async () => {

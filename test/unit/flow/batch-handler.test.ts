@@ -1,6 +1,6 @@
 import type { Batch, KafkaMessage } from 'kafkajs';
 import { manualClock } from '../../../src/clock';
-import { createOffsetTracker } from '../../../src/commit/offset-tracker';
+import { createOffsetTracker } from '../../../src/commit/committer';
 import type { Candidate, FetchDecider, RuleView, Verdict } from '../../../src/decide/fetch-decider';
 import { createBatchHandler, type SourceOptions } from '../../../src/flow/batch-handler';
 import type { Dispatcher } from '../../../src/flow/dispatch';

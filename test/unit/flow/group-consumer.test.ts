@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Kafka } from 'kafkajs';
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
-import { createOffsetTracker } from '../../../src/commit/offset-tracker';
+import { createOffsetTracker } from '../../../src/commit/committer';
 import { ownerOf } from '../../../src/flow/flow-item';
 import { createGroupConsumer, type GroupConsumerOptions } from '../../../src/flow/group-consumer';
 import type { FenceStore } from '../../../src/flow/handoff-fence';
