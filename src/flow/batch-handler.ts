@@ -10,7 +10,7 @@ import type { Batch, KafkaMessage } from 'kafkajs';
 import type { Clock } from '../clock';
 import type { OffsetTracker } from '../commit/committer';
 import type { HoldScheduler } from '../hold/hold-scheduler';
-import type { IdentityOptions } from '../identify/identify';
+import type { IdentityOptions } from '../headers/header-list';
 import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/tiers';
 import type { Dispatcher } from './dispatch';

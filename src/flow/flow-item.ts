@@ -6,8 +6,7 @@
  * decided yet). Instants are on the store's clock (src/decide/store-clock.ts).
  */
 import type { KafkaMessage } from 'kafkajs';
-import { headerBytes, headerListOf, withoutSluiceHeaders, type HeaderList } from '../headers/header-list';
-import { identify, type IdentityOptions } from '../identify/identify';
+import { headerBytes, headerListOf, identify, type IdentityOptions, withoutSluiceHeaders, type HeaderList } from '../headers/header-list';
 import { decodeParkHeaders, type ParkInfo } from '../park/park-headers';
 import type { MessageContent } from '../park/park-message';
 import { repairMalformed } from './route';

@@ -5,7 +5,13 @@
  * kafkajs decoder (patches/kafkajs+2.2.4.patch) hands each record's list as `headerList`, keys
  * as the raw bytes of the name, and its encoder writes such a list back as it is.
  * docs/design.md "Any record, any id".
+ *
+ * Which producer sent a message (identify): the value of a header (identity.source = header)
+ * or the message key (identity.source = key). A missing or empty id becomes the fallback id;
+ * an id longer than MAX_ID_LENGTH is cut and suffixed with a hash of the whole id, so ids stay
+ * bounded and two long ids sharing a prefix stay distinct.
  */
+import { createHash } from 'node:crypto';
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 
 export interface Header {
@@ -123,4 +129,35 @@ export const appendHeaders = (user: HeaderList, added: readonly (readonly [strin
   const out = kept.slice();
   for (const [key, value] of added) out.push({ key, value });
   return out;
+};
+
+/** The longest producer id kept whole (identify, see the file comment). */
+export const MAX_ID_LENGTH = 200;
+
+export interface IdentityOptions {
+  source: 'header' | 'key';
+  header: string;
+  fallback: string;
+}
+
+const asText = (value: Buffer | string | null | undefined): string | undefined => {
+  if (value === null || value === undefined) return undefined;
+  return Buffer.isBuffer(value) ? value.toString('utf8') : value;
+};
+
+/** The first value of a header as text, looked up case-sensitively first, then ignoring case. */
+export const headerValue = (headers: HeaderList, name: string): string | undefined => asText(findHeader(headers, name));
+
+export const boundId = (id: string): string => {
+  if (id.length <= MAX_ID_LENGTH) return id;
+  const digest = createHash('sha256').update(id).digest('hex').slice(0, 16);
+  return `${id.slice(0, MAX_ID_LENGTH - 17)}~${digest}`;
+};
+
+export const identify = (
+  message: { key: Buffer | string | null; headers: HeaderList },
+  options: IdentityOptions,
+): string => {
+  const raw = options.source === 'key' ? asText(message.key) : headerValue(message.headers, options.header);
+  return raw ? boundId(raw) : options.fallback;
 };

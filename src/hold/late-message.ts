@@ -22,7 +22,7 @@
  * An entry outside its bounds is ignored and counted by reason; for it the lanes bound each
  * replica alone, as they do when Redis is away.
  */
-import { MAX_ID_LENGTH } from '../identify/identify';
+import { MAX_ID_LENGTH } from '../headers/header-list';
 import type { LateIgnoredReason } from '../metrics/types';
 
 /** [producer, spacingMs, slot, sent] */

@@ -5,7 +5,7 @@ import type { HeldMessage } from '../../../src/hold/hold-scheduler';
 import { createLateBroadcast, lateChannel } from '../../../src/hold/late-broadcast';
 import { CLOCK_SKEW_MS, MAX_ENTRIES, MAX_MESSAGE_CHARS, MAX_SPACING_MS, SENT_PAST_MS, SLOT_PAST_MS, SLOT_PAST_SPACINGS } from '../../../src/hold/late-message';
 import { createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
-import { MAX_ID_LENGTH } from '../../../src/identify/identify';
+import { MAX_ID_LENGTH } from '../../../src/headers/header-list';
 import type { LateIgnoredReason } from '../../../src/metrics/types';
 
 /** One channel in memory: every subscriber hears every publish, its own included (as Redis does). */
