@@ -2,9 +2,10 @@
  * The one eachBatch handler, for ingress and for the retry tiers alike. It never waits for a
  * release or for memory: it reads the fetched messages in order (skipping offsets this member
  * already took before a rejoin: kafkajs fetches again from the committed offset), stops a tier
- * partition at the first message whose turn has not come (src/flow/gate.ts) and pauses it
- * until then, takes the rest into the flow (route → decide → dispatch: src/flow/take.ts),
- * tracks each offset until its ack and resolves exactly what it took.
+ * partition at the first message whose turn has not come (the gate:
+ * src/flow/partition-pauser.ts) and pauses it until then, takes the rest into the flow (route
+ * → decide → dispatch: src/flow/take.ts), tracks each offset until its ack and resolves
+ * exactly what it took.
  */
 import type { Batch, KafkaMessage } from 'kafkajs';
 import type { Clock } from '../clock';
@@ -15,8 +16,7 @@ import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/tiers';
 import type { Dispatcher } from './dispatch';
 import { type FlowItem, fromIngress, fromTier, fromUnreadable } from './flow-item';
-import { readLater } from './gate';
-import type { PartitionPauser } from './partition-pauser';
+import { type PartitionPauser, readLater } from './partition-pauser';
 import { takeItems, type TakeDeps } from './take';
 
 export interface SourceOptions {

@@ -1,6 +1,6 @@
 /**
  * The router (pure): what happens to a message, from where it stands. docs/design.md "Kafka
- * mechanics". An ingress message is decided; a tier message whose turn came (src/flow/gate.ts)
+ * mechanics". An ingress message is decided; a tier message whose turn came (src/flow/partition-pauser.ts)
  * is released on its reserved slot (`delayed`), waits in memory for its not-before, hops once
  * to a tier that brings it within hold.maxMs of it, or is decided again (`overflow`, a
  * `delayed` one after a real outage, malformed headers); a decision's verdict becomes a

@@ -5,13 +5,12 @@ import type { Candidate, FetchDecider, RuleView, Verdict } from '../../../src/de
 import { createBatchHandler, type SourceOptions } from '../../../src/flow/batch-handler';
 import type { Dispatcher } from '../../../src/flow/dispatch';
 import type { FlowItem } from '../../../src/flow/flow-item';
-import type { PartitionPauser } from '../../../src/flow/partition-pauser';
+import { type PartitionPauser, READ_BATCH_MS } from '../../../src/flow/partition-pauser';
 import type { Action, RoutePolicy } from '../../../src/flow/route';
 import { createHoldScheduler } from '../../../src/hold/hold-scheduler';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import { encodeParkHeaders, type ParkInfo } from '../../../src/park/park-headers';
 import { buildTiers } from '../../../src/park/tiers';
-import { READ_BATCH_MS } from '../../../src/flow/gate';
 
 const T0 = 1_700_000_000_000;
 const tiers = buildTiers('in.retry', [1000, 3000]);

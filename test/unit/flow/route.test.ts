@@ -1,7 +1,7 @@
 import { schema } from '../../../src/config/schema';
 import { parseDuration } from '../../../src/config/units';
 import type { RuleView, Verdict } from '../../../src/decide/fetch-decider';
-import { turnOf } from '../../../src/flow/gate';
+import { turnOf } from '../../../src/flow/partition-pauser';
 import { afterVerdict, AS_OF_MS, firstStep, HOP_MARGIN_MS, hopTier, limitReached, OUTAGE_MS, parkTier, RoutePolicy } from '../../../src/flow/route';
 import type { LimitRule } from '../../../src/limit/types';
 import type { ParkInfo } from '../../../src/park/park-headers';
@@ -213,7 +213,7 @@ describe('parkTier and hopTier', () => {
 
     /**
      * A message parked at 0 with not-before `wait`; each tier record is fetched as soon as it is
-     * written and taken at its turn (src/flow/gate.ts), then routed (firstStep) — a hop is written
+     * written and taken at its turn (the gate: src/flow/partition-pauser.ts), then routed (firstStep) — a hop is written
      * again. Returns how often it was written and where it ends.
      */
     const simulate = (wait: number, reason: ParkInfo['reason']) => {
