@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import type { Message } from 'kafkajs';
 import type { HeaderList } from '../../src/headers/header-list';
 import type { Sender } from '../../src/produce/batch-sender';
-import type { MessageContent } from '../../src/park/park-message';
+import type { MessageContent } from '../../src/park/park';
 import { EXTRA_HEADERS } from '../pipeline/load';
 
 // kafkajs's own record encoder (patched: a list of headers is written as it is) and CRC-32C.

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { BatchDecision, Decision, DecideRequest, LimiterStore, LimitRule } from '../limit/types';
 import type { Metrics } from '../metrics/types';
-import type { ParkReason } from '../park/park-headers';
+import type { ParkReason } from '../park/park';
 
 /** The spacing a rule asks between two releases of one producer: its interval for a leaky bucket, none otherwise. */
 export const spacingOf = (rule: LimitRule): number => (rule.algorithm === 'leaky-bucket' ? rule.intervalMs : 0);

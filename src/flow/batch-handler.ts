@@ -13,7 +13,7 @@ import type { OffsetTracker } from '../commit/committer';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { IdentityOptions } from '../headers/header-list';
 import type { Metrics } from '../metrics/types';
-import { type Tier, tierOfTopic } from '../park/tiers';
+import { type Tier, tierOfTopic } from '../park/park';
 import type { Dispatcher } from './dispatch';
 import { type FlowItem, fromIngress, fromTier, fromUnreadable } from './flow-item';
 import { type PartitionPauser, readLater } from './partition-pauser';

@@ -23,7 +23,7 @@ import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
 import { LANE_TOLERANCE_MS } from '../hold/second-rule';
 import type { Metrics } from '../metrics/types';
-import type { DeadLetterReason, ParkInfo } from '../park/park-headers';
+import type { DeadLetterReason, ParkInfo } from '../park/park';
 import type { MessageWriter } from '../produce/message-writer';
 import { type FlowItem, ownerOf } from './flow-item';
 import { type Action, parkTier } from './route';

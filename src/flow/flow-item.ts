@@ -7,8 +7,7 @@
  */
 import type { KafkaMessage } from 'kafkajs';
 import { headerBytes, headerListOf, identify, type IdentityOptions, withoutSluiceHeaders, type HeaderList } from '../headers/header-list';
-import { decodeParkHeaders, type ParkInfo } from '../park/park-headers';
-import type { MessageContent } from '../park/park-message';
+import { decodeParkHeaders, type MessageContent, type ParkInfo } from '../park/park';
 import { repairMalformed } from './route';
 
 export interface FlowItem {

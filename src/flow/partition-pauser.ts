@@ -21,7 +21,7 @@
  */
 import type { Consumer } from 'kafkajs';
 import type { Clock } from '../clock';
-import type { Tier } from '../park/tiers';
+import type { Tier } from '../park/park';
 import { setTimer, type Timer } from '../timers';
 import { HOP_MARGIN_MS } from './route';
 

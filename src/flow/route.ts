@@ -8,8 +8,7 @@
  * Instants are on the store's clock.
  */
 import { type RuleView, spacingOf, type Verdict } from '../decide/fetch-decider';
-import type { DeadLetterReason, DecodedPark, ParkInfo } from '../park/park-headers';
-import { chooseTier, type Tier } from '../park/tiers';
+import { chooseTier, type DeadLetterReason, type DecodedPark, type ParkInfo, type Tier } from '../park/park';
 
 export interface RoutePolicy {
   /** Ascending by delay. */

@@ -9,13 +9,11 @@
  */
 import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
-import { deadLetterMessage, MessageContent, parkMessage } from '../park/park-message';
+import { chooseTier, DeadLetterReason, deadLetterMessage, forwardHeaders, H, MessageContent, parkMessage, ParkInfo, Tier, waitedText } from '../park/park';
 import type { Message } from 'kafkajs';
-import { DeadLetterReason, forwardHeaders, H, ParkInfo, waitedText } from '../park/park-headers';
 import { asKafkaHeaders, type Header, type HeaderList, isSluiceName } from '../headers/header-list';
 import { estimateBytes } from './batch-split';
 import { partitionForKey } from '../park/murmur2';
-import { chooseTier, Tier } from '../park/tiers';
 import type { Sender } from './batch-sender';
 
 export interface MessageWriter {

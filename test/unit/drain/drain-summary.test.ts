@@ -4,7 +4,7 @@ import { prepareForDrain } from '../../../src/drain/drain-command';
 import type { RuleView } from '../../../src/decide/fetch-decider';
 import type { FlowItem } from '../../../src/flow/flow-item';
 import type { RoutePolicy } from '../../../src/flow/route';
-import { buildTiers } from '../../../src/park/tiers';
+import { buildTiers } from '../../../src/park/park';
 
 describe('when a drain ends', () => {
   it('prints one aligned row per producer and a total row', () => {

@@ -9,8 +9,7 @@ import { type PartitionPauser, READ_BATCH_MS } from '../../../src/flow/partition
 import type { Action, RoutePolicy } from '../../../src/flow/route';
 import { createHoldScheduler } from '../../../src/hold/hold-scheduler';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
-import { encodeParkHeaders, type ParkInfo } from '../../../src/park/park-headers';
-import { buildTiers } from '../../../src/park/tiers';
+import { buildTiers, encodeParkHeaders, type ParkInfo } from '../../../src/park/park';
 
 const T0 = 1_700_000_000_000;
 const tiers = buildTiers('in.retry', [1000, 3000]);
@@ -315,7 +314,7 @@ describe('a tier: when overflow messages of several producers are due', () => {
     ]);
     expect(t.calls).toHaveLength(1);
     expect(t.calls[0].map((c) => [c.producer, c.asOf])).toEqual([['billing', T0], ['reports', T0]]);
-    // The producer partition of the write is the message writer's (test/unit/park/park-message.test.ts).
+    // The producer partition of the write is the message writer's (test/unit/park/park.test.ts).
     expect(t.dispatched.map((d) => d.action)).toEqual([
       { kind: 'park', tier: t1s, info: info({ attempt: 2, notBefore: T0 + 2500, reason: overflow }), moved: false },
       { kind: 'park', tier: t1s, info: info({ producer: 'reports', attempt: 2, notBefore: T0 + 2500, reason: overflow }), moved: false },

@@ -8,8 +8,7 @@ import type { Action } from '../../../src/flow/route';
 import { createHoldScheduler, type HoldScheduler } from '../../../src/hold/hold-scheduler';
 import { createReleaseLanes } from '../../../src/hold/release-lanes';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
-import type { ParkInfo } from '../../../src/park/park-headers';
-import { buildTiers, type Tier } from '../../../src/park/tiers';
+import { buildTiers, type ParkInfo, type Tier } from '../../../src/park/park';
 import type { MessageWriter } from '../../../src/produce/message-writer';
 import { waitFor } from '../../helpers/wait';
 

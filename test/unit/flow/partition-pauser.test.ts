@@ -2,7 +2,7 @@ import { systemClock } from '../../../src/clock';
 import { Consumer, Kafka, logLevel } from 'kafkajs';
 import { createPartitionPauser, FUTURE_TOLERANCE_MS, READ_BATCH_MS, readLater, turnOf } from '../../../src/flow/partition-pauser';
 import { HOP_MARGIN_MS } from '../../../src/flow/route';
-import { buildTiers } from '../../../src/park/tiers';
+import { buildTiers } from '../../../src/park/park';
 
 type Call = [string, { topic: string; partitions?: number[] }[]];
 

@@ -4,8 +4,7 @@ import type { RuleView, Verdict } from '../../../src/decide/fetch-decider';
 import { turnOf } from '../../../src/flow/partition-pauser';
 import { afterVerdict, AS_OF_MS, firstStep, HOP_MARGIN_MS, hopTier, limitReached, OUTAGE_MS, parkTier, RoutePolicy } from '../../../src/flow/route';
 import type { LimitRule } from '../../../src/limit/types';
-import type { ParkInfo } from '../../../src/park/park-headers';
-import { buildTiers, type Tier } from '../../../src/park/tiers';
+import { buildTiers, type ParkInfo, type Tier } from '../../../src/park/park';
 
 const policy: RoutePolicy = { tiers: buildTiers('r', [5000, 60_000, 600_000]), holdMaxMs: 5000, maxAttempts: 3, maxAgeMs: 3_600_000, hop: true };
 const [s5, m1, m10] = policy.tiers;

@@ -1,11 +1,70 @@
 /**
+ * Parking a message: which retry tier, the `sluice-*` headers it carries, and the Kafka message
+ * that parks (or dead-letters) it.
+ *
+ * Retry tiers: one topic per fixed delay (`<retry>.5s`, `<retry>.1m`, …). Every message in a
+ * tier waits the same time, so a tier partition is due in append order. A message is parked
+ * on the largest tier not longer than its wait and hops down the tiers until it is due.
+ *
  * The `sluice-*` headers of docs/contract.md "Messages": how a parked (or dead-lettered) message
  * says who sent it, how often it was decided, when it may leave and why it waits. Pure
  * codecs: encoding never loses the user's headers (order and repeated keys kept), decoding
  * never throws — a header that does not parse yields a `malformed` result, which the drainer
  * treats as due and decides again (and counts).
+ *
+ * The Kafka message that parks (or dead-letters) one message of a producer: the user's key,
+ * value and headers kept, the sluice headers added, the current time as timestamp (so
+ * retention counts from parking), and the partition picked from the producer id, so all
+ * of one producer's parked messages share one partition per tier.
  */
-import { appendHeaders, headerValues, isSluiceName, withoutSluiceHeaders, type Header, type HeaderList } from '../headers/header-list';
+import type { Message } from 'kafkajs';
+import { formatDuration } from '../config/units';
+import { SluiceError } from '../errors';
+import { appendHeaders, asKafkaHeaders, headerValues, isSluiceName, withoutSluiceHeaders, type Header, type HeaderList } from '../headers/header-list';
+import { partitionForKey } from './murmur2';
+
+export interface Tier {
+  topic: string;
+  delayMs: number;
+  /** The delay as a short label, e.g. "5s", "1m", "10m", "1h", "1500ms". */
+  label: string;
+}
+
+/** The shortest exact label of a duration (5000 → "5s"): the same spelling the settings use. */
+export { formatDuration };
+
+export const tierTopic = (retryBase: string, delayMs: number): string => `${retryBase}.${formatDuration(delayMs)}`;
+
+/** The tiers in ascending order of delay; delays must be positive integers, duplicates are merged. */
+export const buildTiers = (retryBase: string, delaysMs: readonly number[]): Tier[] => {
+  if (delaysMs.length === 0) {
+    throw new SluiceError('CONFIG_INVALID', 'retry.tiers: expected at least one delay, got none');
+  }
+  const bad = delaysMs.find((d) => !Number.isSafeInteger(d) || d <= 0);
+  if (bad !== undefined) {
+    throw new SluiceError('CONFIG_INVALID', `retry.tiers: expected positive whole milliseconds, got ${bad}`);
+  }
+  return [...new Set(delaysMs)]
+    .sort((a, b) => a - b)
+    .map((delayMs) => ({ topic: tierTopic(retryBase, delayMs), delayMs, label: formatDuration(delayMs) }));
+};
+
+/** The largest tier not longer than the wait; the smallest tier when the wait is shorter than all. */
+export const chooseTier = (tiers: readonly Tier[], waitMs: number): Tier => {
+  let chosen = tiers[0];
+  for (const tier of tiers) if (tier.delayMs <= waitMs) chosen = tier;
+  return chosen;
+};
+
+/** The largest tier not longer than the wait, or undefined when every tier is longer. */
+export const tierAtMost = (tiers: readonly Tier[], waitMs: number): Tier | undefined =>
+  [...tiers].reverse().find((tier) => tier.delayMs <= waitMs);
+
+/** When a message appended to a tier at `timestampMs` (its Kafka timestamp) is due. */
+export const tierDueAt = (tier: Tier, timestampMs: number): number => timestampMs + tier.delayMs;
+
+export const tierOfTopic = (tiers: readonly Tier[], topic: string): Tier | undefined =>
+  tiers.find((tier) => tier.topic === topic);
 
 export const H = {
   producer: 'sluice-producer',
@@ -172,3 +231,42 @@ const describeBad = (values: readonly Header['value'][]): string => {
   const shown = text(values) ?? '';
   return `unreadable value ${JSON.stringify(shown.length > 40 ? `${shown.slice(0, 40)}…` : shown)}`;
 };
+
+/** What the user sent: kept as it was through parking and forwarding. */
+export interface MessageContent {
+  key: Buffer | string | null;
+  value: Buffer | string | null;
+  /** The user's headers, in order; any `sluice-*` header among them is dropped when written. */
+  headers: HeaderList;
+}
+
+export const producerPartition = (producer: string, partitions: number): number => {
+  if (!Number.isSafeInteger(partitions) || partitions < 1) {
+    throw new SluiceError('INTERNAL', `a topic must have at least one partition, got ${partitions}`);
+  }
+  return partitionForKey(producer, partitions);
+};
+
+/** The message to write to a retry tier with `partitions` partitions. */
+export const parkMessage = (content: MessageContent, info: ParkInfo, partitions: number, now: number): Message => ({
+  key: content.key,
+  value: content.value,
+  headers: asKafkaHeaders(withSluiceHeaders(content.headers, encodeParkHeaders(info))),
+  timestamp: String(now),
+  partition: producerPartition(info.producer, partitions),
+});
+
+/** The message to write to the dead-letter topic: the park headers plus `sluice-dead-letter-reason`. */
+export const deadLetterMessage = (
+  content: MessageContent,
+  info: ParkInfo,
+  reason: DeadLetterReason,
+  partitions: number,
+  now: number,
+): Message => ({
+  key: content.key,
+  value: content.value,
+  headers: asKafkaHeaders(withSluiceHeaders(content.headers, [...encodeParkHeaders(info), [H.deadLetterReason, reason]])),
+  timestamp: String(now),
+  partition: producerPartition(info.producer, partitions),
+});

@@ -1,13 +1,53 @@
 import fc from 'fast-check';
+import { Partitioners, PartitionMetadata } from 'kafkajs';
+import type { Header, HeaderList } from '../../../src/headers/header-list';
 import {
+  buildTiers,
+  chooseTier,
+  deadLetterMessage,
   decodeParkHeaders,
   encodeParkHeaders,
   forwardHeaders,
   H,
   ParkInfo,
+  parkMessage,
+  producerPartition,
+  tierAtMost,
+  tierDueAt,
+  tierOfTopic,
   withSluiceHeaders,
-} from '../../../src/park/park-headers';
-import type { Header, HeaderList } from '../../../src/headers/header-list';
+} from '../../../src/park/park';
+
+describe('when tiers are built from the config', () => {
+  const tiers = buildTiers('orders.retry', [3_600_000, 5000, 60_000, 600_000, 5000]);
+
+  it('names one topic per delay, in ascending order, without duplicates', () => {
+    expect(tiers.map((t) => t.topic)).toEqual(['orders.retry.5s', 'orders.retry.1m', 'orders.retry.10m', 'orders.retry.1h']);
+  });
+
+  it('refuses an empty list and non-positive delays', () => {
+    expect(() => buildTiers('r', [])).toThrow('retry.tiers: expected at least one delay');
+    expect(() => buildTiers('r', [0])).toThrow('retry.tiers: expected positive whole milliseconds, got 0');
+  });
+
+  it('chooses the largest tier not longer than the wait', () => {
+    expect(chooseTier(tiers, 59_999).label).toBe('5s');
+    expect(chooseTier(tiers, 60_000).label).toBe('1m');
+    expect(chooseTier(tiers, 7_200_000).label).toBe('1h');
+  });
+
+  it('chooses the smallest tier when the wait is shorter than every tier', () => {
+    expect(chooseTier(tiers, 100).label).toBe('5s');
+    expect(tierAtMost(tiers, 100)).toBeUndefined();
+    expect(tierAtMost(tiers, 700_000)?.label).toBe('10m');
+  });
+
+  it('makes a tier message due its delay after its timestamp', () => {
+    expect(tierDueAt(tiers[1], 1000)).toBe(61_000);
+    expect(tierOfTopic(tiers, 'orders.retry.10m')?.delayMs).toBe(600_000);
+    expect(tierOfTopic(tiers, 'orders')).toBeUndefined();
+  });
+});
 
 const info: ParkInfo = {
   producer: 'billing',
@@ -127,5 +167,60 @@ describe('when a message is forwarded', () => {
       list(['a', '1'], ['a', '2'], ['sluice-waited-ms', '1234'], ['sluice-attempt', '3']),
     );
     expect(forwardHeaders([], -5)).toEqual(list(['sluice-waited-ms', '0']));
+  });
+});
+
+const parked: ParkInfo = {
+  producer: 'billing',
+  attempt: 1,
+  notBefore: 2000,
+  firstSeen: 1000,
+  timestamp: '900',
+  origin: { topic: 'orders', partition: 0, offset: '5' },
+  reason: { kind: 'delayed' },
+};
+
+const metadata = (n: number): PartitionMetadata[] =>
+  Array.from({ length: n }, (_, partitionId) => ({ partitionId, partitionErrorCode: 0, leader: 1, replicas: [1], isr: [1] }));
+
+describe('when a partition is chosen for a producer', () => {
+  it('picks what kafkajs default (Java-compatible) partitioner picks for that key', () => {
+    const kafkajs = Partitioners.DefaultPartitioner();
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 30 }), fc.integer({ min: 1, max: 64 }), (producer, n) => {
+        const expected = kafkajs({ topic: 't', partitionMetadata: metadata(n), message: { key: producer, value: null } });
+        return producerPartition(producer, n) === expected;
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses a topic without partitions', () => {
+    expect(() => producerPartition('p', 0)).toThrow('at least one partition, got 0');
+  });
+});
+
+describe('when a message is parked', () => {
+  const content = { key: 'k', value: Buffer.from('v'), headers: [{ key: 'a', value: '1' }, { key: 'sluice-attempt', value: '99' }, { key: 'a', value: '2' }] };
+  const headersOf = (message: { headers?: unknown }): HeaderList => message.headers as HeaderList;
+
+  it('keeps key, value and user headers, adds the park headers and stamps the current time', () => {
+    const message = parkMessage(content, parked, 8, 5000);
+    expect(message.key).toBe('k');
+    expect(message.value).toEqual(Buffer.from('v'));
+    expect(message.timestamp).toBe('5000');
+    expect(message.partition).toBe(producerPartition('billing', 8));
+    const decoded = decodeParkHeaders(headersOf(message));
+    expect(decoded).toEqual({ kind: 'valid', info: parked, userHeaders: [{ key: 'a', value: '1' }, { key: 'a', value: '2' }] });
+  });
+
+  it('puts every message of one producer on one partition', () => {
+    const partitions = new Set([1, 2, 3].map((n) => parkMessage(content, { ...parked, attempt: n }, 6, n).partition));
+    expect(partitions.size).toBe(1);
+  });
+
+  it('adds the dead-letter reason when dead-lettering', () => {
+    const decoded = decodeParkHeaders(headersOf(deadLetterMessage(content, parked, 'max-attempts', 3, 5000)));
+    expect(decoded.kind === 'valid' && decoded.deadLetterReason).toBe('max-attempts');
   });
 });
