@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { createBudget, REPORT_TTL_MS, type Budget, type BudgetStatus } from '../budget/budget';
+import { createBudgetQueue } from '../budget/budget-queue';
 import { createBudgetStore } from '../budget/budget-store';
 import { readLag } from '../budget/follow-lag';
 import { systemClock } from '../clock';
@@ -179,8 +180,12 @@ export const createPipeline = (config: Config, deps: {
     return rule.limit && !rule.unlimited ? spacingOf(rule.limit) : 0;
   };
   deps.late?.listen(lanes.lateElsewhere, { clock, metrics: deps.metrics, spacingOf: ownSpacing });
+  // What a contended budget refuses waits in at most half the hold's room (docs/budget.md).
+  const budgetQueue = createBudgetQueue({
+    clock, limit: { messages: Math.floor(config.hold.maxMessages / 2), bytes: Math.floor(config.hold.maxBytes / 2) }, track: (bytes) => hold.track(bytes),
+  });
   const shared: FlowShared = {
-    hold, lanes, writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf,
+    hold, lanes, writer, sender, decider: deps.limiter.decider, ruleOf: deps.ruleOf, budgetQueue,
     clock, metrics: deps.metrics, logger: deps.logger, commitIntervalMs: config.commit.intervalMs,
     ...(deps.fences ? { fences: { store: createRedisFenceStore(deps.fences), keyPrefix: config.redis.keyPrefix } } : {}),
   };
@@ -227,6 +232,13 @@ export const stopPipeline = async (pipeline: Pipeline, budgetMs: number): Promis
   const { hold, clock, lanes, logger } = pipeline.shared;
   logger.info({ held: hold.held(), laneQueued: lanes.waiting(), sending: pipeline.sender.pending(), inFlight: pipeline.flows.map((f) => f.tracker.inFlight()) }, 'graceful stop: what is in hand');
   await Promise.all(pipeline.flows.map((flow) => flow.halt(deadline - 6000)));
+  // What waits for the budget is parked to be decided again (once none is out being decided).
+  const { budgetQueue } = pipeline.shared;
+  if (budgetQueue) {
+    budgetQueue.pause();
+    await until(budgetQueue.settled(), deadline - 6000);
+    budgetQueue.close();
+  }
   for (const held of hold.takeLaterThan(clock.now() + 1000)) held.evict();
   await until(hold.whenEmpty(), deadline - 4000);
   for (const held of hold.takeLaterThan(-Infinity)) held.evict();

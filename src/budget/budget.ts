@@ -12,11 +12,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { FetchDecider } from '../decide/fetch-decider';
 import type { Candidate, RuleView, Verdict } from '../decide/fetch-decider';
+import type { LimitRule } from '../limit/types';
 import type { BudgetSpec, QuotaRules, ResolvedRule } from '../rules/types';
 import { FOLLOW_MS } from './aimd';
 import type { Claimant } from './budget-targets';
 import { mergeReports, targetsOf } from './budget-targets';
 import type { BudgetStore, Exchange } from './budget-store';
+import { MARGIN, PUMP_MS } from './budget-queue';
 import { createDemandMeter, type DemandReport } from './demand-meter';
 import { effectiveRule, HORIZON_MS } from './effective-rule';
 import { maxLagMessages } from './follow-lag';
@@ -76,6 +78,17 @@ const claimantOf = (rule: ResolvedRule): Claimant | undefined => {
   if (rule.unlimited || rule.shadow || !rule.limit) return undefined;
   const { limit } = rule;
   return { rate: 1000 / limit.intervalMs, bytes: limit.byteIntervalMs === undefined ? Infinity : 1000 / limit.byteIntervalMs, weight: rule.weight ?? 1, min: rule.minRate ?? 0 };
+};
+
+/**
+ * While the budget holds a producer below its own rule and its own rule has a queue longer than
+ * the horizon, what the budget refuses waits in memory (budget-queue.ts) as long as its own queue
+ * would have held it; its chunk is what the share admits in a horizon and a pump.
+ */
+const waitsOf = (own: LimitRule, effective: LimitRule): Pick<RuleView, 'waits'> => {
+  const held = effective.intervalMs > own.intervalMs || (effective.byteIntervalMs ?? 0) > (own.byteIntervalMs ?? 0);
+  if (!held || own.algorithm !== 'leaky-bucket' || own.capacityMs <= HORIZON_MS) return {};
+  return { waits: { maxWaitMs: own.capacityMs, chunk: Math.ceil(((HORIZON_MS + PUMP_MS) / effective.intervalMs)) + MARGIN } };
 };
 
 /** A refusal says its producer has demand for this long after its decision (demand-meter.ts). */
@@ -200,7 +213,8 @@ export const createBudget = (options: BudgetOptions): Budget => {
     if (cached && cached.own === own) return cached.view;
     const now = clock.now();
     const share = { rate: rates.shareOf(producer, now), ...(bytes ? { bytes: bytes.shareOf(producer, now) } : {}) };
-    const view: RuleView = { name: own.name, unlimited: false, shadow: false, limit: effectiveRule(own.limit, share) };
+    const limit = effectiveRule(own.limit, share);
+    const view: RuleView = { name: own.name, unlimited: false, shadow: false, limit, ...waitsOf(own.limit, limit) };
     views.set(producer, { own, view });
     return view;
   };

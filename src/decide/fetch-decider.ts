@@ -35,6 +35,12 @@ export interface RuleView {
   unlimited: boolean;
   shadow: boolean;
   limit?: LimitRule;
+  /**
+   * Set while a contended budget holds the producer below its own rule: a message the budget
+   * refuses waits in memory (src/budget/budget-queue.ts) at most `maxWaitMs` (its own queue);
+   * `chunk`: how many its share admits in a horizon and a pump.
+   */
+  waits?: { maxWaitMs: number; chunk: number };
 }
 
 export interface Candidate {

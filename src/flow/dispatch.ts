@@ -17,6 +17,7 @@
  * on its slot: parking it would bring it back late.
  */
 import type { Logger } from 'pino';
+import type { BudgetQueue } from '../budget/budget-queue';
 import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import type { HoldScheduler } from '../hold/hold-scheduler';
@@ -51,8 +52,10 @@ export interface DispatchDeps {
   metrics: Metrics;
   logger: Logger;
   tiers: Parameters<typeof parkTier>[0];
-  /** A message whose wait in memory is over: route it again (src/flow/take.ts). */
-  again(item: FlowItem, ack: () => void): void;
+  /** A message whose wait in memory is over: route it again (src/flow/take.ts); settles once taken. */
+  again(item: FlowItem, ack: () => void): Promise<unknown>;
+  /** Where a message waits for a contended budget (src/budget/budget-queue.ts); none: it goes its other way. */
+  budgetQueue?: BudgetQueue;
   /** A message that cannot be written anywhere: stop its partition (nothing after it is committed). */
   onStuck(item: FlowItem, error: unknown): void;
   /** Every outcome, per producer (sluice drain's summary). */
@@ -222,8 +225,25 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       evict: () => park(item, item.info, true, counted(item, ack)),
     });
 
+  /**
+   * Waits for the budget behind its producer's earlier messages; taken out undecided (its own
+   * queue waited, a rebalance, a stop) it is parked to be decided again at once.
+   */
+  const waitBudget = (item: FlowItem, action: Extract<Dispatched, { kind: 'wait-budget' }>, ack: () => void): void => {
+    const queued = deps.budgetQueue?.push(item, {
+      producer: item.info.producer,
+      owner: ownerOf(item.topic, item.partition),
+      bytes: item.size,
+      redecide: () => deps.again(item, ack),
+      evict: () => park(item, { ...item.info, attempt: item.info.attempt + 1, notBefore: clock.now(), reason: { kind: 'overflow', limit: 'rate' } }, false, counted(item, ack)),
+    }, action.maxWaitMs, action.chunk);
+    if (!queued) dispatch(item, action.otherwise as Dispatched, ack);
+  };
+
   const dispatch = (item: FlowItem, action: Dispatched, ack: () => void): void => {
     switch (action.kind) {
+      case 'wait-budget':
+        return waitBudget(item, action, ack);
       case 'release':
         return release(item, action.at, action.attempt, action.spacingMs, ack);
       case 'wait':
@@ -292,9 +312,12 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     },
     handOver() {
       frozen = true;
+      deps.budgetQueue?.pause();
     },
     resume(lost) {
       frozen = false;
+      deps.budgetQueue?.evictOwned(lost);
+      deps.budgetQueue?.resume();
       for (const entry of hold.takeOwned(lost)) entry.evict();
       lanes.evictOwned(lost);
       const waiting = heldBack;

@@ -6,6 +6,7 @@
  */
 import type { ConsumerConfig, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
+import type { BudgetQueue } from '../budget/budget-queue';
 import type { Clock } from '../clock';
 import { createOffsetTracker, type OffsetTracker } from '../commit/committer';
 import type { FetchDecider, RuleView } from '../decide/fetch-decider';
@@ -34,6 +35,8 @@ export interface FlowShared {
   metrics: Metrics;
   logger: Logger;
   commitIntervalMs: number;
+  /** Where messages wait for a contended budget (src/budget/budget-queue.ts; only with `total:`). */
+  budgetQueue?: BudgetQueue;
   /** Where the rebalance hand-off fences are (src/flow/handoff-fence.ts); none: partitions gained wait the whole bound. */
   fences?: { store: FenceStore; keyPrefix: string };
 }
@@ -78,14 +81,18 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const tracker = createOffsetTracker();
   let halted = false;
   let active = 0;
-  const take: TakeDeps = { decider: shared.decider, ruleOf: shared.ruleOf, policy: options.policy, clock };
+  const take: TakeDeps = { decider: shared.decider, ruleOf: shared.ruleOf, policy: options.policy, clock, budgetQueue: shared.budgetQueue };
   const late: { consumer?: GroupConsumer } = {};
   const blockedFor = new Set<BlockReason>();
-  const writesSettled = (): Promise<unknown> => Promise.race([shared.sender.flush(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS).unref())]);
+  // The writes under way, and the budget's messages out being decided again (their outcome is a write).
+  const writesSettled = (): Promise<unknown> => Promise.race([
+    (shared.budgetQueue?.settled() ?? Promise.resolve()).then(() => shared.sender.flush()),
+    new Promise((resolve) => setTimeout(resolve, SETTLE_MS).unref()),
+  ]);
 
-  const again = (item: FlowItem, ack: () => void): void => {
+  const again = (item: FlowItem, ack: () => void): Promise<unknown> => {
     const retryAt = (until: number): void => dispatcher.dispatch(item, { kind: 'wait', until: Math.max(until, clock.now() + RETRY_STALL_MS) }, ack);
-    takeItems(take, dispatcher, [item], { track: () => undefined, ack }).then(
+    return takeItems(take, dispatcher, [item], { track: () => undefined, ack }).then(
       (taken) => taken.stallUntil !== undefined && retryAt(taken.stallUntil),
       (error: unknown) => {
         logger.warn({ err: error, origin: `${item.topic}/${item.partition}/${item.offset}` }, 'deciding a message again failed; it waits and is decided again');
@@ -95,6 +102,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   };
   const dispatcher = createDispatcher({
     hold: shared.hold, lanes: shared.lanes, writer: shared.writer, clock, metrics, logger, tiers: options.policy.tiers, again, report: options.report,
+    budgetQueue: shared.budgetQueue,
     onStuck(item, error) {
       late.consumer?.pauser.stop(item.topic, item.partition); // does nothing once the flow stopped
       logger.error({ err: error, origin: `${item.topic}/${item.partition}/${item.offset}`, producer: item.info.producer },

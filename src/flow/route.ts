@@ -31,7 +31,12 @@ export type Action =
   | { kind: 'wait'; until: number }
   | { kind: 'dead-letter'; reason: DeadLetterReason; info: ParkInfo }
   /** The store is down under limiter.onStoreError = park: leave it unread, pause its partition until `until`. */
-  | { kind: 'stall'; until: number };
+  | { kind: 'stall'; until: number }
+  /**
+   * Wait in memory for the budget, behind its producer's earlier messages (src/budget/budget-queue.ts),
+   * at most `maxWaitMs`; `otherwise` when the waiting room is full.
+   */
+  | { kind: 'wait-budget'; maxWaitMs: number; chunk: number; otherwise: Exclude<Action, { kind: 'wait-budget' }> };
 
 /** A `delayed` message later than this after its slot lost it to an outage: it is decided again. */
 export const OUTAGE_MS = 5000;
@@ -96,8 +101,8 @@ export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?:
   return -left <= AS_OF_MS ? { kind: 'decide', asOf: info.notBefore } : { kind: 'decide' };
 };
 
-/** What a decision means for a message (ingress: attempt 0 → 1; a retry: attempt + 1). */
-export const afterVerdict = (item: { fromTier: boolean; info: ParkInfo }, verdict: Verdict, now: number, policy: RoutePolicy): Action => {
+/** What a verdict means for a message, the budget aside. */
+const settle = (item: { fromTier: boolean; info: ParkInfo }, verdict: Verdict, now: number, policy: RoutePolicy): Action => {
   const { info } = item;
   const attempt = info.attempt + 1;
   if (verdict.kind === 'forward') return { kind: 'release', at: Math.max(verdict.at, now), attempt, spacingMs: verdict.spacingMs ?? 0 };
@@ -109,6 +114,18 @@ export const afterVerdict = (item: { fromTier: boolean; info: ParkInfo }, verdic
   if (verdict.notBefore - info.firstSeen > policy.maxAgeMs) return { kind: 'dead-letter', reason: 'max-age', info: parked };
   return { kind: 'park', tier, info: parked, moved: false };
 };
+
+/**
+ * What a decision means for a message (ingress: attempt 0 → 1; a retry: attempt + 1). `waits`
+ * (the rule's, while a contended budget holds its producer back): a refusal by the rate or the
+ * bytes waits in memory for the budget rather than being parked.
+ */
+export const afterVerdict = (item: { fromTier: boolean; info: ParkInfo }, verdict: Verdict, now: number, policy: RoutePolicy, waits?: RuleView['waits']): Action => {
+  const action = settle(item, verdict, now, policy);
+  if (!waits || verdict.kind !== 'park' || verdict.reason.kind !== 'overflow' || (verdict.reason.limit !== 'rate' && verdict.reason.limit !== 'bytes')) return action;
+  return { kind: 'wait-budget', maxWaitMs: waits.maxWaitMs, chunk: waits.chunk, otherwise: action as Exclude<Action, { kind: 'wait-budget' }> };
+};
+
 
 /**
  * A malformed message is due and decided again; what did not parse is filled in so it can be

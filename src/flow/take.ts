@@ -5,6 +5,7 @@
  * limiter.onStoreError = park, on a tier) stops there: the rest is not taken and its
  * partition waits.
  */
+import type { BudgetQueue } from '../budget/budget-queue';
 import type { Clock } from '../clock';
 import type { Candidate, FetchDecider, RuleView, Verdict } from '../decide/fetch-decider';
 import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
@@ -16,6 +17,8 @@ export interface TakeDeps {
   ruleOf(producer: string): RuleView;
   policy: RoutePolicy;
   clock: Clock;
+  /** Where messages wait for a contended budget (only with `total:`). */
+  budgetQueue?: BudgetQueue;
 }
 
 export interface Taken {
@@ -26,21 +29,30 @@ export interface Taken {
 }
 
 /** Each item's first step, and a candidate for each that is to be decided (in order). */
-const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action[]; asked: Candidate[] } => {
+const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action[]; asked: Candidate[]; rules: RuleView[] } => {
   const now = deps.clock.now();
   const steps: Action[] = [];
   const asked: Candidate[] = [];
+  const rules: RuleView[] = [];
+  const queue = deps.budgetQueue;
   for (const item of items) {
     const rule = deps.ruleOf(item.info.producer);
-    const step = firstStep(item, now, deps.policy, rule);
+    let step = firstStep(item, now, deps.policy, rule);
+    // Its producer has messages waiting for the budget: it waits behind them, undecided.
+    if (step.kind === 'decide' && rule.waits && queue?.joins(item.info.producer, item, item.size)) {
+      step = { kind: 'wait-budget', maxWaitMs: rule.waits.maxWaitMs, chunk: rule.waits.chunk, otherwise: { kind: 'wait', until: now } };
+    }
     steps.push(step);
-    if (step.kind === 'decide') asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
+    if (step.kind === 'decide') {
+      asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
+      rules.push(rule);
+    }
   }
-  return { steps, asked };
+  return { steps, asked, rules };
 };
 
 /** Each item's action (after its verdict), tracked and handed to the dispatcher, up to a stall. */
-const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], acks: Acks): Taken => {
+const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], rules: readonly RuleView[], acks: Acks): Taken => {
   const decidedAt = deps.clock.now();
   let v = 0;
   const entries: DispatchEntry[] = [];
@@ -49,7 +61,7 @@ const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly
     for (let i = 0; i < items.length; i += 1) {
       const item = items[i];
       const step = steps[i];
-      const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v++], decidedAt, deps.policy) : step;
+      const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v], decidedAt, deps.policy, rules[v++].waits) : step;
       if (action.kind === 'stall') {
         taken = { count: i, stallUntil: action.until };
         break;
@@ -66,7 +78,7 @@ const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly
 
 /** The first steps, the one decider call, then the hand-over. */
 export const takeItems = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], acks: Acks): Promise<Taken> => {
-  const { steps, asked } = firstSteps(deps, items);
+  const { steps, asked, rules } = firstSteps(deps, items);
   const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
-  return dispatchInOrder(deps, dispatcher, items, steps, verdicts, acks);
+  return dispatchInOrder(deps, dispatcher, items, steps, verdicts, rules, acks);
 };

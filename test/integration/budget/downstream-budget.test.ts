@@ -21,6 +21,7 @@
 import { fullMatrix } from '../../helpers/matrix';
 import '../../helpers/processes';
 import { loadavg } from 'node:os';
+import type { BudgetStatus } from '../../../src/budget/budget';
 import { createKafka, kafkaBrokers } from '../../helpers/kafka';
 import { redisUrl } from '../../helpers/redis';
 import {
@@ -52,9 +53,19 @@ const report = (title: string, lines: string[]): void => {
 const run = async (s: BacklogScenario, n: number, offers: Parameters<typeof offerLoad>[2], drainMs: number) => {
   const running = await replicas(s, n);
   const reader = await readOutcome(kafka, s);
+  const trace: string[] = [];
+  const t0 = Date.now();
+  const poll = process.env.BUDGET_TRACE ? setInterval(() => {
+    for (const r of running) void fetch(`http://127.0.0.1:${r.adminPort}/v1/status`).then((x) => x.json() as Promise<{ budget?: BudgetStatus }>).then((j) => {
+      const b = j.budget; if (!b) return;
+      trace.push(`${((Date.now() - t0) / 1000).toFixed(1)} r${r.pid % 100} inForce ${b.inForce} reps ${b.replicas} ${b.shares.map((x) => `${x.producer}:${x.share.toFixed(0)}/${x.demand.toFixed(0)}${x.backlogged ? 'B' : ''}`).join(' ')}`);
+    }).catch(() => undefined);
+  }, 500) : undefined;
   const offered: Offered = await offerLoad(kafkaBrokers(), s.ingress, offers);
   const values = [...offered.byProducer.values()].flat().map((o) => o.value);
   const complete = await reader.accounted(values, offered.startedAt + drainMs);
+  if (poll) clearInterval(poll);
+  if (trace.length) process.stderr.write(trace.join('\n') + '\n');
   const stops = await Promise.all(running.map((r) => r.stop('SIGTERM')));
   const outcome = await reader.finish();
   const broken: string[] = [];
@@ -68,6 +79,20 @@ const run = async (s: BacklogScenario, n: number, offers: Parameters<typeof offe
   if (lost > 0) broken.push(`${lost} of ${values.length} never forwarded`);
   if (duplicates > 0) broken.push(`${duplicates} forwarded twice`);
   if (outcome.deadLettered.length > 0) broken.push(`${outcome.deadLettered.length} dead-lettered`);
+  if (process.env.BUDGET_TRACE) {
+    const per = new Map<number, Map<string, number>>();
+    for (const o of outcome.forwarded) {
+      const sec = Math.floor((o.appendMs - offered.startedAt) / 1000);
+      const m = per.get(sec) ?? new Map<string, number>(); per.set(sec, m);
+      m.set(o.producer, (m.get(o.producer) ?? 0) + 1);
+    }
+    for (const sec of [...per.keys()].sort((a, b) => a - b)) process.stderr.write(`s${sec}: ${[...(per.get(sec) ?? [])].sort().map(([p, n]) => `${p}=${n}`).join(' ')}\n`);
+    const times = outcome.forwarded.map((o) => o.appendMs).sort((a, b) => a - b);
+    let best = [0, 0];
+    for (let i = 0, j = 0; i < times.length; i += 1) { while (times[i] - times[j] >= 1000) j += 1; if (i - j + 1 > best[0]) best = [i - j + 1, times[j]]; }
+    const inBest = outcome.forwarded.filter((o) => o.appendMs >= best[1] && o.appendMs < best[1] + 1000);
+    process.stderr.write(`busiest window from ${((best[1] - offered.startedAt) / 1000).toFixed(2)} s: ${['a', 'b', 'c'].map((p) => `${p}=${inBest.filter((o) => o.producer === p).length}`).join(' ')}\n`);
+  }
   const busiest = maxInWindow(outcome.forwarded.map((o) => o.appendMs).sort((a, b) => a - b), 1000);
   const bound = Math.floor(1.05 * BUDGET) + n;
   if (busiest > bound) missed.push(`busiest second ${busiest} > ${bound} (1.05 × ${BUDGET}/s + ${n} slot(s))`);

@@ -60,7 +60,7 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100) => {
   const reports: [string, Outcome][] = [];
   const dispatcher = createDispatcher({
     hold, lanes, writer: full, clock, metrics, logger: pino({ level: 'silent' }), tiers,
-    again: (i, ack) => void again.push({ item: i, ack }),
+    again: (i, ack) => Promise.resolve(void again.push({ item: i, ack })),
     onStuck: (i) => void stuck.push(i.offset),
     report: (producer, outcome) => void reports.push([producer, outcome]),
   });
