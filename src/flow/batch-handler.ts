@@ -4,20 +4,29 @@
  * already took before a rejoin: kafkajs fetches again from the committed offset), stops a tier
  * partition at the first message whose turn has not come (the gate:
  * src/flow/partition-pauser.ts) and pauses it until then, takes the rest into the flow (route
- * → decide → dispatch: src/flow/take.ts), tracks each offset until its ack and resolves
+ * → decide → dispatch: takeItems below), tracks each offset until its ack and resolves
  * exactly what it took.
+ *
+ * Taking messages into the flow (takeItems; also how a message whose wait in memory is over is
+ * routed again): it routes each from where it stands (src/flow/route.ts), decides those that
+ * need it in one decider call (one store call per producer), and hands every action to the
+ * dispatcher with the ack its offset needs. A stall (the store down under
+ * limiter.onStoreError = park, on a tier) stops there: the rest is not taken and its
+ * partition waits.
  */
 import type { Batch, KafkaMessage } from 'kafkajs';
+import type { BudgetQueue } from '../budget/budget-queue';
 import type { Clock } from '../clock';
 import type { OffsetTracker } from '../commit/committer';
+import type { Candidate, FetchDecider, RuleView, Verdict } from '../decide/fetch-decider';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { IdentityOptions } from '../headers/header-list';
 import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/park';
-import type { Dispatcher } from './dispatch';
+import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
 import { type FlowItem, fromIngress, fromTier, fromUnreadable } from './flow-item';
 import { type PartitionPauser, readLater } from './partition-pauser';
-import { takeItems, type TakeDeps } from './take';
+import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
 
 export interface SourceOptions {
   /** Tiers this source reads (empty for ingress); a topic not among them (the dead-letter topic) is read as parked, with no gate. */
@@ -133,6 +142,77 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
   for (const [producer, count] of offered) deps.metrics.offered?.(producer, count);
   result.complete = !stopped;
   return result;
+};
+
+export interface TakeDeps {
+  decider: FetchDecider;
+  ruleOf(producer: string): RuleView;
+  policy: RoutePolicy;
+  clock: Clock;
+  /** Where messages wait for a contended budget (only with `total:`). */
+  budgetQueue?: BudgetQueue;
+}
+
+export interface Taken {
+  /** How many of the items were dispatched (all, unless a stall stopped them). */
+  count: number;
+  /** Set on a stall: retry the rest after this instant. */
+  stallUntil?: number;
+}
+
+/** Each item's first step, and a candidate for each that is to be decided (in order). */
+const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action[]; asked: Candidate[]; rules: RuleView[] } => {
+  const now = deps.clock.now();
+  const steps: Action[] = [];
+  const asked: Candidate[] = [];
+  const rules: RuleView[] = [];
+  const queue = deps.budgetQueue;
+  for (const item of items) {
+    const rule = deps.ruleOf(item.info.producer);
+    let step = firstStep(item, now, deps.policy, rule);
+    // Its producer has messages waiting for the budget: it waits behind them, undecided.
+    if (step.kind === 'decide' && rule.waits && queue?.joins(item.info.producer, item, item.size)) {
+      step = { kind: 'wait-budget', maxWaitMs: rule.waits.maxWaitMs, chunk: rule.waits.chunk, otherwise: { kind: 'wait', until: now } };
+    }
+    steps.push(step);
+    if (step.kind === 'decide') {
+      asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
+      rules.push(rule);
+    }
+  }
+  return { steps, asked, rules };
+};
+
+/** Each item's action (after its verdict), tracked and handed to the dispatcher, up to a stall. */
+const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], rules: readonly RuleView[], acks: Acks): Taken => {
+  const decidedAt = deps.clock.now();
+  let v = 0;
+  const entries: DispatchEntry[] = [];
+  let taken: Taken = { count: items.length };
+  try {
+    for (let i = 0; i < items.length; i += 1) {
+      const item = items[i];
+      const step = steps[i];
+      const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v], decidedAt, deps.policy, rules[v++].waits) : step;
+      if (action.kind === 'stall') {
+        taken = { count: i, stallUntil: action.until };
+        break;
+      }
+      if (action.kind === 'decide') throw new Error('the router asked for a second decision');
+      acks.track(item);
+      entries.push({ item, action });
+    }
+  } finally {
+    dispatcher.dispatchAll(entries, acks); // what was tracked is dispatched, even if a later item threw
+  }
+  return taken;
+};
+
+/** The first steps, the one decider call, then the hand-over. */
+export const takeItems = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], acks: Acks): Promise<Taken> => {
+  const { steps, asked, rules } = firstSteps(deps, items);
+  const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
+  return dispatchInOrder(deps, dispatcher, items, steps, verdicts, rules, acks);
 };
 
 export const createBatchHandler = (deps: BatchHandlerDeps) =>

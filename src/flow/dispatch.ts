@@ -52,7 +52,7 @@ export interface DispatchDeps {
   metrics: Metrics;
   logger: Logger;
   tiers: Parameters<typeof parkTier>[0];
-  /** A message whose wait in memory is over: route it again (src/flow/take.ts); settles once taken. */
+  /** A message whose wait in memory is over: route it again (takeItems, src/flow/batch-handler.ts); settles once taken. */
   again(item: FlowItem, ack: () => void): Promise<unknown>;
   /** Where a message waits for a contended budget (src/budget/budget-queue.ts); none: it goes its other way. */
   budgetQueue?: BudgetQueue;

@@ -15,13 +15,12 @@ import type { ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { Sender } from '../produce/batch-sender';
 import type { MessageWriter } from '../produce/message-writer';
-import { createBatchHandler, type SourceOptions } from './batch-handler';
+import { createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
 import { createDispatcher, type Outcome } from './dispatch';
 import type { FlowItem } from './flow-item';
 import { createGroupConsumer, type GroupConsumer } from './group-consumer';
 import { type FenceStore, SETTLE_MS } from './handoff-fence';
 import type { RoutePolicy } from './route';
-import { takeItems, type TakeDeps } from './take';
 
 /** What every flow of a process shares. */
 export interface FlowShared {
