@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
-import { createBudget, REPORT_TTL_MS, type Budget, type BudgetStatus } from '../budget/budget';
+import { createBudget, REPORT_TTL_MS, RESERVE, type Budget, type BudgetStatus } from '../budget/budget';
 import { createBudgetQueue } from '../budget/budget-queue';
 import { createBudgetStore } from '../budget/budget-store';
 import { readLag } from '../budget/follow-lag';
@@ -27,6 +27,7 @@ import { subscriptionAssigner } from '../flow/subscription-assigner';
 import { createHoldScheduler } from '../hold/hold-scheduler';
 import { createLateBroadcast, lateChannel, type LateBroadcast } from '../hold/late-broadcast';
 import { createReleaseLanes } from '../hold/release-lanes';
+import { LANE_TOLERANCE_MS, SECOND_MS } from '../hold/second-rule';
 import { createMemoryStore } from '../limit/memory-store';
 import { createRedisClient, redisClientOptionsOf } from '../limit/redis-client';
 import { createRedisStore } from '../limit/redis-store';
@@ -173,7 +174,15 @@ export const createPipeline = (config: Config, deps: {
     sender, clock,
     topics: { downstream: config.topics.downstream, deadLetter: config.topics.deadLetter, tiers: config.retry.tiers, partitions: deps.partitions },
   });
-  const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish });
+  // A producer a contended budget holds back keeps to the budget's 1.05 × in any second, its own
+  // slot included (a span one interval shorter), so the budget's producers together stay within
+  // 1.05 × the budget (docs/budget.md); never below a second, or a late lane could not catch up.
+  const budgetSpan = (producer: string): number | undefined => {
+    const view = deps.ruleOf(producer);
+    if (!view.waits || !view.limit) return undefined;
+    return Math.max(SECOND_MS + LANE_TOLERANCE_MS, SECOND_MS * (1 + RESERVE) - view.limit.intervalMs);
+  };
+  const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish, spanOf: budgetSpan });
   // What other replicas tell is checked against the store's clock; a lane keeps this replica's interval for its producer.
   const ownSpacing = (producer: string): number => {
     const rule = deps.ruleOf(producer);

@@ -14,7 +14,7 @@ import type { FetchDecider } from '../decide/fetch-decider';
 import type { Candidate, RuleView, Verdict } from '../decide/fetch-decider';
 import type { LimitRule } from '../limit/types';
 import type { BudgetSpec, QuotaRules, ResolvedRule } from '../rules/types';
-import { FOLLOW_MS } from './aimd';
+import { FOLLOW_MS, followSignal } from './aimd';
 import type { Claimant } from './budget-targets';
 import { mergeReports, targetsOf } from './budget-targets';
 import type { BudgetStore, Exchange } from './budget-store';
@@ -123,7 +123,8 @@ export const createBudget = (options: BudgetOptions): Budget => {
   let bytes: ShareLedger | undefined;
   const views = new Map<string, { own: ResolvedRule; view: RuleView }>();
   let lastStatus: BudgetStatus | undefined;
-  let lag: { value: number; lagging: boolean; at: number; told: boolean } | undefined;
+  /** The last lag read; `lagging`: the step it asks for (true shrink, false grow, undefined hold: aimd.ts). */
+  let lag: { value: number; lagging?: boolean; at: number; told: boolean } | undefined;
   let lagReading = false;
   let localSince: number | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -135,7 +136,7 @@ export const createBudget = (options: BudgetOptions): Budget => {
     options.readLag(follow.group).then(
       (value) => {
         if (value === undefined) logger.debug({ group: follow.group }, 'budget: the followed group has committed nothing on the downstream topic; no step');
-        else lag = { value, lagging: value > maxLagMessages(follow.maxLag, rate), at: clock.now(), told: false };
+        else lag = { value, lagging: followSignal(value, lag?.value, maxLagMessages(follow.maxLag, rate)), at: clock.now(), told: false };
       },
       (error: unknown) => logger.debug({ err: error, group: follow.group }, 'budget: the followed group\'s lag was not read this time'),
     ).finally(() => (lagReading = false));
@@ -197,7 +198,7 @@ export const createBudget = (options: BudgetOptions): Budget => {
       rate: total.rateLabel,
       ...(total.bytesLabel ? { bytes: total.bytesLabel } : {}),
       inForce,
-      ...(total.follow ? { follow: { group: total.follow.group, maxLag: total.follow.maxLagLabel, ...(lag ? { lag: lag.value, lagging: lag.lagging } : {}) } } : {}),
+      ...(total.follow ? { follow: { group: total.follow.group, maxLag: total.follow.maxLagLabel, ...(lag ? { lag: lag.value, lagging: lag.value > maxLagMessages(total.follow.maxLag, total.rate) } : {}) } } : {}),
       replicas: reply.replicas.length,
       shares: shares.map(([producer, share]) => ({ producer, share, demand: targets.demand.get(producer) ?? 0, backlogged: merged.get(producer)?.backlogged ?? false })),
       ...(localSince === undefined ? {} : { localSince }),

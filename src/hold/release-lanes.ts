@@ -43,7 +43,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, LANE_TOLERANCE_MS, type LateReleases, newAnswers, quickest, remember, SECOND_MS, secondOf } from './second-rule';
+import { binds, COUNTED_LATE_MS, LANE_TOLERANCE_MS, type LateReleases, newAnswers, quickest, remember, SECOND_MS, SECOND_SPAN_MS, secondOf } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -118,6 +118,8 @@ interface Lane {
   sending: number[];
   /** Its messages counted late in the last second (none: undefined). */
   late?: LateReleases;
+  /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one). */
+  spanMs: number;
 }
 
 /** The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
@@ -146,7 +148,14 @@ const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
  */
 const expired = ({ last, spacingMs, late }: Lane, now: number): boolean => last + spacingMs < now && !binds(late, now);
 
-export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { hold: HoldScheduler; clock: Clock; maxIdle?: number; onLate?: OnLate }): ReleaseLanes => {
+export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, spanOf }: {
+  hold: HoldScheduler;
+  clock: Clock;
+  maxIdle?: number;
+  onLate?: OnLate;
+  /** A producer's second-rule span when shorter than SECOND_SPAN_MS (a contended budget's 1.05 ×), else undefined. */
+  spanOf?(producer: string): number | undefined;
+}): ReleaseLanes => {
   const lanes = createRecencyMap<Lane>({ maxIdle, idle: (lane) => lane.queue.length === 0 && !lane.armed && lane.sending.length === 0, expired });
   const answers = newAnswers();
   /** The same for append times (broker's clock, not this one: only their spread counts). */
@@ -155,7 +164,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
 
   /** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered, and told, if late. */
   const counted = (lane: Lane, own: number, at: number): void => {
-    if (at - own <= COUNTED_LATE_MS) return;
+    if (at - own <= COUNTED_LATE_MS - (SECOND_SPAN_MS - lane.spanMs)) return;
     remember(lane, own, at);
     onLate?.(lane.producer, lane.spacingMs, own, at);
   };
@@ -220,8 +229,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate }: { 
 
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [] };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [], spanMs: SECOND_SPAN_MS };
     lane.spacingMs = spacingMs;
+    lane.spanMs = spanOf?.(producer) ?? SECOND_SPAN_MS;
     lanes.use(producer, lane, now);
     return lane;
   };
