@@ -1,9 +1,11 @@
 /**
  * `npm run demo`: starts (or reuses) Kafka and Redis, creates demo topics, runs `sluice run`
  * with config/demo-quotas.yaml, offers a synthetic load of a few producers at different
- * multiples of their quotas for about 30 s with a live table, lets what waits drain for a
- * while, prints a summary, then stops what it started (and only that): the sidecar, the
- * demo topics, and the services this run started. At the end it prints where each endpoint is;
+ * multiples of their quotas for about 30 s with a live table, under a downstream budget that
+ * one producer leaves idle halfway (a table per phase, and a verdict: how the shares moved),
+ * lets what waits drain for a while, prints a summary, then stops what it started (and only
+ * that): the sidecar, the demo topics, and the services this run started. At the end it prints
+ * where each endpoint is;
  * `npm run demo -- --prometheus` also runs a Prometheus beside the sidecar (when one is
  * installed) and prints its URL.
  */
@@ -14,9 +16,12 @@ import { join, resolve } from 'node:path';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { down, up } from '../services/services';
 import { freePort } from '../services/ports';
-import { DEMO, DEMO_PRODUCERS } from './demo-plan';
+import { DEMO, DEMO_PHASES, DEMO_PRODUCERS } from './demo-plan';
 import { createObserver, type Observer } from './observe';
-import { liveTable, plainLines, redraw, summaryTable, usageLines } from './demo-table';
+import { budgetState, liveTable, redraw, summaryTable, usageLines } from './demo-table';
+import { createPhaseMeter, phaseTable, type PhaseResult, verdict } from './budget-phases';
+import { budgetLine } from '../../src/budget/budget-view';
+import { loadQuotas, resolveRule } from '../../src/rules';
 import type { UsageAnswer } from '../../src/usage';
 import { type Load, startLoad } from './load';
 import { startSidecar, type Sidecar } from './sidecar-process';
@@ -52,10 +57,15 @@ const sidecarEnv = (env: Record<string, string>, topics: { ingress: string; down
   SLUICE_HTTP_HOST: '127.0.0.1', SLUICE_HTTP_PORT: String(httpPort), SLUICE_HTTP_ADMIN_PORT: String(adminPort), SLUICE_LOG_LEVEL: 'warn',
 });
 
-/** The live table once a second until the load is over and nothing waits (or the settle time is up). */
-const watch = async (load: Load, observer: Observer, sidecar: Sidecar): Promise<number> => {
+/**
+ * The live table once a second (every 5 s when not on a terminal) until the load is over and
+ * nothing waits (or the settle time is up); the budget's table at the end of each phase.
+ */
+const watch = async (load: Load, observer: Observer, sidecar: Sidecar, totalLabel: string): Promise<{ started: number; phases: PhaseResult[] }> => {
   const tty = process.stdout.isTTY === true;
   const started = Date.now();
+  const meter = createPhaseMeter(DEMO_PHASES);
+  const phases: PhaseResult[] = [];
   let drawn = 0;
   let loadDone = false;
   void load.done.then(() => void (loadDone = true));
@@ -63,19 +73,26 @@ const watch = async (load: Load, observer: Observer, sidecar: Sidecar): Promise<
     await sleep(Math.max(0, started + second * 1000 - Date.now()));
     const rows = await observer.sample(load.offered);
     const elapsed = (Date.now() - started) / 1000;
+    const phase = loadDone ? 'load over, releasing what waits' : `offering load, ${DEMO_PHASES.find((p) => elapsed < p.toS)?.name ?? 'ending'}`;
+    const lines = liveTable(elapsed, phase, budgetState(totalLabel, observer.budgetInForce(), rows.map((r) => r.share)), rows);
     if (tty) {
-      const lines = liveTable(elapsed, loadDone ? 'load over, releasing what waits' : 'offering load', rows);
       process.stdout.write(redraw(drawn, lines));
       drawn = lines.length;
     } else if (second % 5 === 0) {
-      say(plainLines(elapsed, rows).join('\n'));
+      say(lines.join('\n'));
+    }
+    const ended = meter.add(elapsed, rows, observer.budgetInForce());
+    if (ended) {
+      phases.push(ended);
+      say(`\n${phaseTable(ended, totalLabel).join('\n')}\n`);
+      drawn = 0;
     }
     const waiting = rows.some((r) => r.backlogMs > 0 || r.offered > r.forwarded + r.deadLettered);
     if (state.interrupted) break;
     if (sidecar.exited()) throw new Error(`sluice run stopped unexpectedly; see ${sidecar.logFile}`);
     if (loadDone && (!waiting || elapsed > DEMO.loadSeconds + DEMO.settleSeconds)) break;
   }
-  return started;
+  return { started, phases };
 };
 
 /** What the usage history kept of the last minute (the sidecar's own endpoint on its admin listener, as a user would read it). */
@@ -94,7 +111,7 @@ const lastMinute = async (adminPort: number): Promise<void> => {
   }
 };
 
-const summarize = async (load: Load, observer: Observer, started: number, adminPort: number): Promise<void> => {
+const summarize = async (load: Load, observer: Observer, started: number, adminPort: number, phases: readonly PhaseResult[]): Promise<void> => {
   const rows = await observer.sample(load.offered);
   const seconds = (Date.now() - started) / 1000;
   say(`\nsummary after ${seconds.toFixed(0)} s (forwarded/s over that time; "still waiting" is parked or held when the demo ended):`);
@@ -102,7 +119,9 @@ const summarize = async (load: Load, observer: Observer, started: number, adminP
   const storeErrors = observer.storeErrors();
   if (storeErrors > 0) say(`\nthe limiter store timed out ${storeErrors} time(s) (a busy machine): limiter.onStoreError=local decided those calls in memory`);
   await lastMinute(adminPort);
-  say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered.');
+  say(`\n${verdict(phases, DEMO_PRODUCERS.filter((p) => p.idleFromS !== undefined).map((p) => p.id)).join('\n')}`);
+  say('\nproducers within their quota pass untouched; those above it are shaped to their quota, and what exceeds their queue is parked, retried and, when the overload lasts, dead-lettered;'
+    + ' while they together ask for more than the budget (total:), it is divided by weight, each at most its own rule, and what an idle producer frees goes to the others.');
 };
 
 const main = async (): Promise<number> => {
@@ -134,12 +153,18 @@ const main = async (): Promise<number> => {
     const quotasFile = join(root, DEMO.quotasFile);
     const observer = createObserver({ root, redisUrl: env.SLUICE_REDIS_URL, keyPrefix: `${run}:`, httpPort, producers: DEMO_PRODUCERS, quotasFile });
     cleanups.unshift(() => observer.close());
+    const rules = loadQuotas(quotasFile);
+    const total = rules.total;
+    if (!total) throw new Error(`${DEMO.quotasFile} has no total: (the downstream budget the demo shows)`);
+    // What the load would be forwarded at under the producers' own rules alone (each its offered rate, at most its rule's).
+    const ownRules = DEMO_PRODUCERS.reduce((sum, p) => sum + Math.min(p.rate, 1000 / (resolveRule(rules, p.id).limit?.intervalMs ?? 0)), 0);
     say(`load: ${DEMO_PRODUCERS.map((p) => `${p.id} ${p.rate}/s (${p.note})`).join('; ')}`);
+    say(`${budgetLine(total)}, below the ${ownRules}/s the producers' own rules would forward together: divided by weight while contended`);
     const load = await startLoad(kafka, topics.ingress, DEMO_PRODUCERS, DEMO.loadSeconds);
-    const started = await watch(load, observer, sidecar);
+    const { started, phases } = await watch(load, observer, sidecar, total.rateLabel);
     load.stop();
     await load.done;
-    await summarize(load, observer, started, adminPort);
+    await summarize(load, observer, started, adminPort, phases);
     say(`\n${whereToLook({ http: httpPort, admin: adminPort }, prometheus?.url).join('\n')}`);
     return 0;
   } finally {

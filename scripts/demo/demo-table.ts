@@ -5,6 +5,10 @@ import type { UsageAnswer } from '../../src/usage';
 export interface ProducerRow {
   id: string;
   quota: string;
+  /** Its weight in a contended budget, and its share and demand in force (undefined: none, e.g. idle). */
+  weight: number;
+  share?: number;
+  demand?: number;
   offeredPerS: number;
   forwardedPerS: number;
   backlogMs: number;
@@ -14,26 +18,32 @@ export interface ProducerRow {
   deadLettered: number;
 }
 
-const HEAD = ['producer', 'quota', 'offered/s', 'forwarded/s', 'backlog', 'parked (incl. re-parks)', 'dead-lettered'];
+const HEAD = ['producer', 'own rule', 'weight', 'share', 'demand', 'offered/s', 'forwarded/s', 'backlog', 'parked (incl. re-parks)', 'dead-lettered'];
 
-const align = (rows: string[][]): string[] => {
+export const align = (rows: string[][]): string[] => {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));
 };
 
 const backlog = (ms: number): string => (ms <= 0 ? '-' : `${(ms / 1000).toFixed(1)}s`);
+/** Messages per second with one decimal, '-' when there is none. */
+export const perS = (x: number | undefined): string => (x === undefined ? '-' : `${x.toFixed(1)}/s`);
 
-export const liveTable = (elapsedS: number, phase: string, rows: readonly ProducerRow[]): string[] => [
-  `sluice demo — ${phase}, ${elapsedS.toFixed(0)} s`,
+/** The budget in force and what its shares add up to (the rate in force is below `total:` only while `follow` holds it back). */
+export const budgetState = (totalLabel: string, inForce: number | undefined, shares: readonly (number | undefined)[]): string =>
+  inForce === undefined
+    ? `budget (total: ${totalLabel}): no cadence yet`
+    : `budget in force ${perS(inForce)} (total: ${totalLabel}), shares add up to ${perS(shares.reduce<number>((a, b) => a + (b ?? 0), 0))}`;
+
+export const liveTable = (elapsedS: number, phase: string, budget: string, rows: readonly ProducerRow[]): string[] => [
+  `sluice demo — ${phase}, ${elapsedS.toFixed(0)} s — ${budget}`,
   ...align([
     HEAD,
-    ...rows.map((r) => [r.id, r.quota, r.offeredPerS.toFixed(0), r.forwardedPerS.toFixed(0), backlog(r.backlogMs), String(r.parked), String(r.deadLettered)]),
+    ...rows.map((r) => [
+      r.id, r.quota, String(r.weight), perS(r.share), perS(r.demand), r.offeredPerS.toFixed(0), r.forwardedPerS.toFixed(0), backlog(r.backlogMs), String(r.parked), String(r.deadLettered),
+    ]),
   ]),
 ];
-
-/** One plain line per producer, for logs and pipes. */
-export const plainLines = (elapsedS: number, rows: readonly ProducerRow[]): string[] =>
-  rows.map((r) => `t=${elapsedS.toFixed(0)}s ${r.id}: offered ${r.offeredPerS.toFixed(0)}/s forwarded ${r.forwardedPerS.toFixed(0)}/s quota ${r.quota} backlog ${backlog(r.backlogMs)} parked ${r.parked} dead-lettered ${r.deadLettered}`);
 
 export const summaryTable = (rows: readonly ProducerRow[], seconds: number): string[] =>
   align([

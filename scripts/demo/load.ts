@@ -1,6 +1,7 @@
 /**
  * The synthetic load: every 100 ms each producer sends its share of its offered rate to the
- * ingress topic (header producer-id, a numbered value), for a fixed time. Counts what it sent.
+ * ingress topic (header producer-id, a numbered value), for a fixed time (a producer with
+ * idleFromS stops offering then). Counts what it sent.
  */
 import { type Kafka, type Message, Partitioners } from 'kafkajs';
 import type { DemoProducer } from './demo-plan';
@@ -21,7 +22,7 @@ export const startLoad = async (kafka: Kafka, topic: string, producers: readonly
     const elapsed = (Date.now() - started) / 1000;
     const messages: Message[] = [];
     for (const p of producers) {
-      const due = Math.floor(p.rate * elapsed) - (sent.get(p.id) ?? 0);
+      const due = Math.floor(p.rate * Math.min(elapsed, p.idleFromS ?? Infinity)) - (sent.get(p.id) ?? 0);
       for (let i = 0; i < due; i += 1) {
         const n = (sent.get(p.id) ?? 0) + i;
         messages.push({ key: `${p.id}-${n % 7}`, value: JSON.stringify({ producer: p.id, n }), headers: { 'producer-id': p.id } });

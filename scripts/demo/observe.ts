@@ -1,19 +1,22 @@
 /**
  * What the demo table shows, sampled once a second: per producer, forwarded / parked /
- * dead-lettered counts from the sidecar's /metrics, backlog from the limiter store
- * (LimiterStore.inspect), the quota from the demo quota file.
+ * dead-lettered counts and the downstream budget (its rate in force, each producer's share and
+ * demand: sluice_budget_*) from the sidecar's /metrics, backlog from the limiter store
+ * (LimiterStore.inspect), the quota and weight from the demo quota file.
  */
 import { createRedisClient } from '../../src/limit/redis-client';
 import { createRedisStore } from '../../src/limit/redis-store';
 import { loadQuotas, resolveRule } from '../../src/rules';
 import type { DemoProducer } from './demo-plan';
 import type { ProducerRow } from './demo-table';
-import { parsePromText, sumOf } from './prom-text';
+import { parsePromText, sumOf, valueOf } from './prom-text';
 
 export interface Observer {
   sample(offered: (id: string) => number): Promise<ProducerRow[]>;
   /** sluice_store_errors_total at the last sample. */
   storeErrors(): number;
+  /** sluice_budget_rate at the last sample (undefined before the budget's first cadence). */
+  budgetInForce(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,7 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
   const last = new Map<string, { at: number; offered: number; forwarded: number }>();
   const metric = 'sluice_producer_messages_total';
   let storeErrors = 0;
+  let budgetInForce: number | undefined;
 
   const quotaOf = (id: string): string => {
     const rule = resolveRule(rules, id);
@@ -36,6 +40,7 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
       const text = await fetch(`http://127.0.0.1:${o.httpPort}/metrics`).then((r) => r.text()).catch(() => '');
       const samples = parsePromText(text);
       storeErrors = sumOf(samples, 'sluice_store_errors_total', {}) || storeErrors;
+      budgetInForce = valueOf(samples, 'sluice_budget_rate', {}) ?? budgetInForce;
       const now = Date.now();
       return Promise.all(
         o.producers.map(async ({ id }) => {
@@ -49,6 +54,9 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
           return {
             id,
             quota: quotaOf(id),
+            weight: rule.weight ?? 1,
+            share: valueOf(samples, 'sluice_budget_share', { producer: id }),
+            demand: valueOf(samples, 'sluice_budget_demand', { producer: id }),
             offeredPerS: (offered(id) - previous.offered) / seconds,
             forwardedPerS: (forwarded - previous.forwarded) / seconds,
             backlogMs,
@@ -61,6 +69,7 @@ export const createObserver = (o: { root: string; redisUrl: string; keyPrefix: s
       );
     },
     storeErrors: () => storeErrors,
+    budgetInForce: () => budgetInForce,
     async close() {
       redis.disconnect();
     },

@@ -22,3 +22,9 @@ export const sumOf = (samples: Samples, name: string, labels: Record<string, str
   }
   return sum;
 };
+
+/** Like sumOf, but undefined when no sample matches (a gauge not set, e.g. an idle producer's budget share). */
+export const valueOf = (samples: Samples, name: string, labels: Record<string, string>): number | undefined => {
+  const found = [...samples.keys()].some((key) => (key.startsWith(`${name}{`) || key === name) && Object.entries(labels).every(([k, v]) => key.includes(`${k}="${v}"`)));
+  return found ? sumOf(samples, name, labels) : undefined;
+};
