@@ -39,6 +39,7 @@ import { createBatchSender, type Sender } from '../produce/batch-sender';
 import { createMessageWriter } from '../produce/message-writer';
 import { PRODUCER_SETTINGS } from '../produce/producer-settings';
 import { setTimer } from '../timers';
+import { createUsageQuery, type UsageQuery } from '../usage';
 import { connectAdmin, createKafka } from './kafka-client';
 
 export { connectAdmin };
@@ -70,6 +71,10 @@ export const createProducer = (kafka: Kafka): Producer => kafka.producer({ ...PR
 export const createRedis = (config: Config, options: { timeoutMs?: number; onError?: (error: Error) => void } = {}) =>
   createRedisClient({ ...redisClientOptionsOf(config), timeoutMs: options.timeoutMs ?? config.redis.timeoutMs, onError: options.onError });
 
+/** The usage history as `/v1/usage` and `sluice usage` read it, on the client given. */
+export const usageQueryOf = (config: Config, redis: ReturnType<typeof createRedis>): UsageQuery =>
+  createUsageQuery({ redis, keyPrefix: config.redis.keyPrefix, resolutions: config.usage.resolutions, clock: systemClock });
+
 /**
  * Tells the other replicas which messages this one sent late, and hears theirs: the release
  * lanes then keep the second across replicas (src/hold/late-broadcast.ts). Publishes on the
@@ -89,15 +94,27 @@ export interface Limiter {
   clock: StoreClock;
 }
 
-export const createLimiter = (config: Config, deps: { redis: ReturnType<typeof createRedis>; members: () => number; metrics: Metrics; logger: Logger }): Limiter => {
-  const clock = createStoreClock(systemClock);
-  const store = createRedisStore({ redis: deps.redis, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, clock });
+/**
+ * The limiter's Redis store. The limiter's carries the store's clock (every decide has a "not
+ * after" instant); a one-shot reader (`sluice status`) passes its own, longer timeout and no clock.
+ */
+export const createLimiterStore = (config: Config, redis: ReturnType<typeof createRedis>, options: { clock?: StoreClock; timeoutMs?: number } = {}): LimiterStore =>
+  createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: options.timeoutMs ?? config.redis.timeoutMs, clock: options.clock });
+
+/** The store behind the store-error policy and the coalescing decider on it, as every command runs them. */
+export const limiterOn = (config: Config, deps: { store: LimiterStore; clock: StoreClock; members: () => number; metrics: Metrics; logger: Logger }): Limiter => {
+  const { store, clock } = deps;
   const guarded = createGuardedStore({
     store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: deps.members, scaleRule,
     clock, metrics: deps.metrics, logger: deps.logger, parkDelayMs: config.retry.tiers[0].delayMs,
   });
   const decider = coalesceDecider(createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe }));
   return { store, guarded, decider, clock };
+};
+
+export const createLimiter = (config: Config, deps: { redis: ReturnType<typeof createRedis>; members: () => number; metrics: Metrics; logger: Logger }): Limiter => {
+  const clock = createStoreClock(systemClock);
+  return limiterOn(config, { store: createLimiterStore(config, deps.redis, { clock }), clock, members: deps.members, metrics: deps.metrics, logger: deps.logger });
 };
 
 /**
