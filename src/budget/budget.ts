@@ -72,6 +72,11 @@ export interface BudgetOptions {
   readLag?(group: string): Promise<number | undefined>;
   logger: Logger;
   onTick?(status: BudgetStatus): void;
+  /**
+   * Adds `messages` to what the budget gave `producer` (the usage history's `budgetShare`): every
+   * cadence, each replica its part of the share in force (÷ the replicas reporting), in whole messages.
+   */
+  countShare?(producer: string, messages: number): void;
 }
 
 const claimantOf = (rule: ResolvedRule): Claimant | undefined => {
@@ -129,6 +134,22 @@ export const createBudget = (options: BudgetOptions): Budget => {
   let localSince: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let ticking = false;
+  /** What each producer's share allowed since the last whole message counted (usage history). */
+  const owed = new Map<string, number>();
+  let countedAt: number | undefined;
+
+  const countShares = (now: number, replicas: number): void => {
+    if (!options.countShare) return;
+    const since = countedAt === undefined ? CADENCE_MS : Math.min(now - countedAt, 4 * CADENCE_MS);
+    countedAt = now;
+    for (const producer of owed.keys()) if (!rates.inForce().has(producer)) owed.delete(producer);
+    for (const [producer, share] of rates.inForce()) {
+      const due = (owed.get(producer) ?? 0) + (share * Math.max(0, since)) / 1000 / Math.max(1, replicas);
+      const whole = Math.floor(due);
+      if (whole > 0) options.countShare(producer, whole);
+      owed.set(producer, due - whole);
+    }
+  };
 
   const readLagSometimes = (follow: NonNullable<BudgetSpec['follow']>, rate: number): void => {
     if (!options.readLag || lagReading || (lag && clock.now() - lag.at < FOLLOW_MS)) return;
@@ -174,6 +195,7 @@ export const createBudget = (options: BudgetOptions): Budget => {
     }
     if (!total) {
       lastStatus = undefined;
+      countedAt = undefined;
       return;
     }
     if (total.follow) readLagSometimes(total.follow, total.rate);
@@ -193,6 +215,7 @@ export const createBudget = (options: BudgetOptions): Budget => {
     rates.update(now, inForce, targets.rate, members);
     bytes?.update(now, (total.bytes ?? 0) * (inForce / total.rate), targets.bytes, members);
     views.clear();
+    countShares(now, localSince === undefined ? reply.replicas.length : members);
     const shares = [...rates.inForce()].sort((a, b) => b[1] - a[1]).slice(0, TOP_SHARES);
     lastStatus = {
       rate: total.rateLabel,

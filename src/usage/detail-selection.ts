@@ -16,7 +16,7 @@
  * producers without a rule of their own are written in detail per flush. Pure and synchronous.
  */
 import { OTHER, createTopProducers } from '../metrics/top-producers';
-import { USAGE_COUNTERS, type UsageCounts, zeroCounts } from './usage-counters';
+import { MESSAGE_COUNTERS, USAGE_COUNTERS, type UsageCounts, zeroCounts } from './usage-counters';
 
 export { OTHER };
 
@@ -49,7 +49,7 @@ export interface DetailSelection {
 
 const messagesOf = (counts: CountsBySecond): number => {
   let sum = 0;
-  for (const c of counts.values()) for (const field of USAGE_COUNTERS) if (field !== 'forwardedBytes') sum += c[field];
+  for (const c of counts.values()) for (const field of MESSAGE_COUNTERS) sum += c[field];
   return sum;
 };
 

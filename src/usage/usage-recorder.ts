@@ -19,7 +19,7 @@ import { createDetailSelection, OTHER } from './detail-selection';
 import { flushCalls, type PendingCounts } from './flush-plan';
 import type { Resolution } from '../config/usage-resolutions';
 import { defineUsageCommands, usageAdd } from './usage-script';
-import { USAGE_COUNTERS, type UsageCounter, type UsageCounts, zeroCounts } from './usage-counters';
+import { MESSAGE_COUNTERS, type UsageCounter, type UsageCounts, zeroCounts } from './usage-counters';
 
 export interface UsageRecorderOptions {
   redis: Redis | Cluster;
@@ -56,7 +56,7 @@ const whole = (x: number): number => (x > 0 ? Math.floor(x) : 0);
 
 const total = (pending: PendingCounts): number => {
   let sum = 0;
-  for (const counts of pending.values()) for (const c of USAGE_COUNTERS) if (c !== 'forwardedBytes') sum += counts[c];
+  for (const counts of pending.values()) for (const c of MESSAGE_COUNTERS) sum += counts[c];
   return sum;
 };
 

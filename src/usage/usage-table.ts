@@ -1,6 +1,6 @@
 /**
  * `sluice usage` as text (pure): a table of the buckets (time, offered, forwarded, delayed,
- * overflowed, dead-lettered, forwarded bytes) with a totals line, and on a terminal a
+ * overflowed, dead-lettered, forwarded bytes, and the budget's share when it gave one) with a totals line, and on a terminal a
  * sparkline of forwarded per bucket above it. A producer with no history of its own in the window
  * gets a sentence saying where its counts are instead of a table of zeros.
  */
@@ -20,8 +20,8 @@ export const sparkline = (values: readonly number[]): string => {
   return values.map((v) => (v <= 0 || max === 0 ? ' ' : BARS[Math.min(BARS.length - 1, Math.floor((v / max) * (BARS.length - 1) + 0.5))])).join('');
 };
 
-const cells = (counts: UsageCounts): string[] =>
-  [counts.offered, counts.forwarded, counts.delayed, counts.overflowed, counts.deadLettered, counts.forwardedBytes].map(String);
+const cells = (counts: UsageCounts, share: boolean): string[] =>
+  [counts.offered, counts.forwarded, counts.delayed, counts.overflowed, counts.deadLettered, counts.forwardedBytes, ...(share ? [counts.budgetShare] : [])].map(String);
 
 /** A bucket start as the table shows it: ISO 8601 UTC without the T and the milliseconds. */
 const when = (iso: string): string => iso.replace('T', ' ').replace(/\.\d{3}Z$/, '');
@@ -35,6 +35,9 @@ export const usageText = (answer: UsageAnswer, tty: boolean): string => {
   if (answer.countedIn === OTHER) return inOther(answer);
   const head = `producer ${answer.producer}: last ${answer.since} at ${answer.resolution} resolution (${answer.rows.length} buckets)\n`;
   const line = tty ? `forwarded  ${sparkline(answer.rows.map((r) => r.forwarded))}  max ${maxOf(answer.rows.map((r) => r.forwarded))}/bucket\n` : '';
-  const table = formatTable([HEADER, ...answer.rows.map((r) => [when(r.start), ...cells(r)]), ['total', ...cells(answer.totals)]]);
+  // The budget's column only when a budget gave this producer a share in the window.
+  const share = answer.totals.budgetShare > 0;
+  const header = share ? [...HEADER, 'budget share'] : HEADER;
+  const table = formatTable([header, ...answer.rows.map((r) => [when(r.start), ...cells(r, share)]), ['total', ...cells(answer.totals, share)]]);
   return `${head}${line}${table}\n`;
 };

@@ -36,6 +36,30 @@ const rateOf = (budget: Budget, producer: string): number => 1000 / (budget.rule
 describe('the budget across replicas', () => {
   const text = 'total: { rate: 300/s }\ndefault: { rate: 500/s }\nproducers:\n  c: { weight: 2 }\n';
 
+  it('counts what each producer\'s share allowed into the usage history, each replica its part', async () => {
+    const clock = manualClock(0);
+    const store = sharedStore(clock);
+    const counted = new Map<string, number>();
+    const countShare = (producer: string, n: number): void => void counted.set(producer, (counted.get(producer) ?? 0) + n);
+    const rules = parseQuotas(text, 'quotas.yaml');
+    const [r1, r2] = ['r1', 'r2'].map((r) => createBudget({ rules: () => rules, resolve: resolveRule, store: store(r), clock, members: () => 2, fallbackActive: () => false, logger, countShare }));
+    for (let k = 0; k < 12; k += 1) {
+      for (const r of [r1, r2]) await decideBacklogged(r, clock, ['a', 'b', 'c'], 20);
+      await r1.tick();
+      await r2.tick();
+      clock.advance(CADENCE_MS);
+    }
+    counted.clear();
+    // Settled at 75/75/150: four seconds give 300, 300 and 600 messages, whatever replica counts them.
+    for (let k = 0; k < 16; k += 1) {
+      for (const r of [r1, r2]) await decideBacklogged(r, clock, ['a', 'b', 'c'], 20);
+      await r1.tick();
+      await r2.tick();
+      clock.advance(CADENCE_MS);
+    }
+    expect(['a', 'b', 'c'].map((p) => counted.get(p) ?? 0)).toEqual([300, 300, 600]);
+  });
+
   it('leaves every rule as it is without total:', async () => {
     const rules = parseQuotas('default: { rate: 500/s }', 'quotas.yaml');
     const budget = createBudget({ rules: () => rules, resolve: resolveRule, store: sharedStore(manualClock(0))('r1'), clock: manualClock(0), members: () => 1, fallbackActive: () => false, logger });

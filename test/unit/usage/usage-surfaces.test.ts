@@ -80,7 +80,7 @@ describe('reading the usage history', () => {
       expect(response.status).toBe(200);
       const body = (await response.json()) as { rows: Array<{ forwarded: number }> };
       expect(body.rows.map((r) => r.forwarded)).toEqual([0, 1, 2, 3, 0]);
-      expect(body.rows[1]).toEqual({ startMs: T0, start: new Date(T0).toISOString(), offered: 1, forwarded: 1, delayed: 0, overflowed: 0, deadLettered: 0, forwardedBytes: 10 });
+      expect(body.rows[1]).toEqual({ startMs: T0, start: new Date(T0).toISOString(), offered: 1, forwarded: 1, delayed: 0, overflowed: 0, deadLettered: 0, forwardedBytes: 10, budgetShare: 0 });
     });
 
     it('answers 400 with the reason for a bad parameter, and 503 when the store fails', async () => {
