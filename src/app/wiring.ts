@@ -1,8 +1,11 @@
 /**
  * The one wiring module: the only place where concrete types meet. `sluice run`, `sluice
- * drain` and `sluice status` build what they need from the settings here, the same way —
- * Kafka client and producer, Redis client, limiter store behind the store-error policy, the
- * store's clock, decider, sender and writer, the one hold and its release lanes, and the flows.
+ * drain`, `sluice status`, `sluice usage` and the tests' fixtures build what they need from the
+ * settings here, the same way — Kafka client and producer, Redis client, limiter store behind
+ * the store-error policy, the store's clock, decider, sender and writer, the one hold and its
+ * release lanes, and the flows. What only `sluice run` adds (metrics, quota holder, usage
+ * history, budget, status, HTTP, lag) is built in ./wiring-sidecar.ts; what the one-shot
+ * commands open, in ./wiring-commands.ts. The commands only call these and orchestrate.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
