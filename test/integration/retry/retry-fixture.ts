@@ -2,26 +2,23 @@
  * A real retry setup for the drainer and `sluice drain` tests: random topics (downstream with
  * broker append time, so release instants are the broker's), tiers 1s and 3s, a dead-letter
  * topic, a quota file, settings, the Redis store behind the store-error policy, the decider
- * and a sender — built the way `sluice run` builds them. Messages are parked with the same
- * code the ingress side uses.
+ * and a sender — built by the wiring, as `sluice run` builds them (the store with the store's
+ * clock, the coalescing decider); only a switch in front of the store is the test's own.
+ * Messages are parked with the same code the ingress side uses.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka, Message, Producer } from 'kafkajs';
 import pino from 'pino';
-import { createPipeline, createProducer, type Limiter, parkedFlow, stopPipeline } from '../../../src/app/wiring';
+import { createLimiterStore, createPipeline, createProducer, createRedis, type Limiter, limiterOn, parkedFlow, stopPipeline } from '../../../src/app/wiring';
 import { systemClock } from '../../../src/clock';
 import { SluiceError } from '../../../src/errors';
 import { loadConfig } from '../../../src/config';
 import type { Config } from '../../../src/config/types';
-import { createFetchDecider, createGuardedStore, type RuleView } from '../../../src/decide/fetch-decider';
+import type { RuleView } from '../../../src/decide/fetch-decider';
 import { createStoreClock } from '../../../src/decide/store-clock';
 import type { DrainCommandDeps } from '../../../src/drain/drain-command';
-import { createMemoryStore } from '../../../src/limit/memory-store';
-import { createRedisClient } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/limit/redis-store';
-import { scaleRule } from '../../../src/limit/scale-rule';
 import type { LimiterStore } from '../../../src/limit/types';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import { type ParkInfo, parkMessage } from '../../../src/park/park';
@@ -81,25 +78,23 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
       SLUICE_REDIS_KEY_PREFIX: randomKeyPrefix('retry'),
       SLUICE_QUOTAS_FILE: join(dir, 'quotas.yaml'),
       SLUICE_LOG_LEVEL: 'silent',
+      // The limiter's store and client wait 1 s for an answer (the default 50 ms is a production pod's budget, not a busy test machine's).
+      SLUICE_REDIS_TIMEOUT_MS: '1000',
       ...settings,
     },
   });
   const logger = pino({ level: process.env.SLUICE_TEST_LOG_LEVEL ?? 'silent' });
   const clock = createStoreClock(systemClock);
-  const redis = createRedisClient({ url: config.redis.url, timeoutMs: 1000 });
-  const store = createRedisStore({ redis, keyPrefix: config.redis.keyPrefix, timeoutMs: 1000 });
+  const redis = createRedis(config);
+  const store = createLimiterStore(config, redis, { clock });
   const metrics = { ...noMetrics, malformed: 0, malformedRetryHeaders: (n: number) => void (metrics.malformed += n) };
   let storeDown = false;
   const switchable: LimiterStore = {
     ...store,
     decide: (request) => (storeDown ? Promise.reject(new SluiceError('STORE_UNAVAILABLE', 'test: store switched off', { retriable: true })) : store.decide(request)),
   };
-  const guarded = createGuardedStore({
-    store: switchable, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: () => 1, scaleRule,
-    clock, metrics, logger, parkDelayMs: 1000,
-  });
-  const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe });
-  const limiter: Limiter = { store, guarded, decider, clock };
+  // The limiter `sluice run` and `sluice drain` run (the store-error policy, the coalescing decider), on the switchable store.
+  const limiter: Limiter = { ...limiterOn(config, { store: switchable, clock, members: () => 1, metrics, logger }), store };
   const producer: Producer = createProducer(kafka);
   await producer.connect();
   const rules = loadQuotas(config.quotas.file);
