@@ -113,7 +113,10 @@ export const buildSidecar = async (config: Config, deps: { kafka: Kafka; admin: 
   const members = watchGroupMembers({ admin, group: config.group, logger });
   cleanups.first(() => members.stop());
   const limiter = createLimiter(config, { redis, members: members.count, metrics, logger });
-  const budget = createBudgetOf(config, { redis, admin, rules: quotas.rules, limiter, members: members.count, logger, onTick: createBudgetMetrics(prom.registry) });
+  const budget = createBudgetOf(config, {
+    redis, admin, rules: quotas.rules, limiter, members: members.count, logger, onTick: createBudgetMetrics(prom.registry),
+    countShare: (producer, messages) => usage.count(producer, 'budgetShare', messages),
+  });
   cleanups.first(() => budget.stop());
   const producer = createProducer(kafka);
   await producer.connect();

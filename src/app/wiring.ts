@@ -133,13 +133,14 @@ export const createBudgetOf = (config: Config, deps: {
   members(): number;
   logger: Logger;
   onTick?(status: BudgetStatus): void;
+  countShare?(producer: string, messages: number): void;
 }): Budget =>
   createBudget({
     rules: deps.rules, resolve: resolveRule,
     store: createBudgetStore({ redis: deps.redis, keyPrefix: config.redis.keyPrefix, group: config.group, replica: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`, ttlMs: REPORT_TTL_MS }),
     clock: deps.limiter.clock, members: deps.members, fallbackActive: () => deps.limiter.guarded.fallbackActive(),
     readLag: (group) => readLag(deps.admin, group, config.topics.downstream),
-    logger: deps.logger, onTick: deps.onTick,
+    logger: deps.logger, onTick: deps.onTick, countShare: deps.countShare,
   });
 
 export const routePolicyOf = (config: Config, hop: boolean): RoutePolicy => ({
