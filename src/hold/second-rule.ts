@@ -18,8 +18,9 @@
  *
  * Bound: a producer's messages whose slots lie more than SECOND_SPAN_MS apart never reach the
  * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second. A lane
- * may have a shorter span of its own (`spanMs`): a producer held back by a contended downstream
- * budget keeps to 1.05 × its share (the budget's bound, docs/budget.md).
+ * may keep a shorter span (`span`): a producer held back by a contended downstream budget keeps
+ * to 1.05 × its share (the budget's bound, docs/budget.md), and every lane keeps to its rate for
+ * a while after an outage (./release-lanes.ts).
  */
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
@@ -102,14 +103,13 @@ export const quickest = (a: Answers, took: number, at: number): number | undefin
  * latest release whose slot lies more than SECOND_SPAN_MS before it. Releases sent a second ago
  * bind nothing any more and are dropped.
  */
-export const secondOf = (lane: { late?: LateReleases; spanMs?: number }, own: number, now: number): number => {
+export const secondOf = (lane: { late?: LateReleases }, own: number, now: number, span = SECOND_SPAN_MS): number => {
   const { late } = lane;
   if (!late) return -Infinity;
   if (!binds(late, now)) {
     lane.late = undefined;
     return -Infinity;
   }
-  const span = lane.spanMs ?? SECOND_SPAN_MS;
   for (; late.head < late.slot.length && late.slot[late.head] < own - span; late.head += 1) {
     late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
   }
