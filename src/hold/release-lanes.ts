@@ -108,6 +108,9 @@ export const STUCK_MS = 500;
  */
 export const CALM_MS = 2000;
 
+/** A lane's span is asked of `spanOf` at most this often. */
+const SPAN_REFRESH_MS = 250;
+
 /** How often a lane held back by a stuck send looks again (the hold has no wake-up of its own). */
 export const STUCK_POLL_MS = 50;
 
@@ -129,8 +132,9 @@ interface Lane {
   sending: number[];
   /** Its messages counted late in the last second (none: undefined). */
   late?: LateReleases;
-  /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one). */
+  /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one), asked at `spanAt`. */
   spanMs: number;
+  spanAt: number;
 }
 
 /** The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
@@ -246,9 +250,13 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
 
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [], spanMs: SECOND_SPAN_MS };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [], spanMs: SECOND_SPAN_MS, spanAt: -Infinity };
     lane.spacingMs = spacingMs;
-    lane.spanMs = spanOf?.(producer) ?? SECOND_SPAN_MS;
+    // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
+    if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {
+      lane.spanMs = spanOf(producer) ?? SECOND_SPAN_MS;
+      lane.spanAt = now;
+    }
     lanes.use(producer, lane, now);
     return lane;
   };
