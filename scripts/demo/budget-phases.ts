@@ -12,15 +12,8 @@ export interface Phase {
   toS: number;
 }
 
-interface Measured {
-  id: string;
-  quota: string;
-  weight: number;
-  share?: number;
-  demand?: number;
-  offeredPerS: number;
-  forwardedPerS: number;
-}
+/** What a phase measured of a producer: the live table's columns without the backlog ones. */
+type Measured = Pick<ProducerRow, 'id' | 'quota' | 'weight' | 'share' | 'demand' | 'offeredPerS' | 'forwardedPerS'>;
 
 export interface PhaseResult {
   phase: Phase;
