@@ -161,11 +161,10 @@ export interface Taken {
 }
 
 /** Each item's first step, and a candidate for each that is to be decided (in order). */
-const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action[]; asked: Candidate[]; rules: RuleView[] } => {
+const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action[]; asked: Candidate[] } => {
   const now = deps.clock.now();
   const steps: Action[] = [];
   const asked: Candidate[] = [];
-  const rules: RuleView[] = [];
   const queue = deps.budgetQueue;
   for (const item of items) {
     const rule = deps.ruleOf(item.info.producer);
@@ -175,16 +174,13 @@ const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action
       step = { kind: 'wait-budget', maxWaitMs: rule.waits.maxWaitMs, chunk: rule.waits.chunk, otherwise: { kind: 'wait', until: now } };
     }
     steps.push(step);
-    if (step.kind === 'decide') {
-      asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
-      rules.push(rule);
-    }
+    if (step.kind === 'decide') asked.push({ producer: item.info.producer, rule, size: item.size, asOf: step.asOf });
   }
-  return { steps, asked, rules };
+  return { steps, asked };
 };
 
 /** Each item's action (after its verdict), tracked and handed to the dispatcher, up to a stall. */
-const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], verdicts: readonly Verdict[], rules: readonly RuleView[], acks: Acks): Taken => {
+const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], asked: readonly Candidate[], verdicts: readonly Verdict[], acks: Acks): Taken => {
   const decidedAt = deps.clock.now();
   let v = 0;
   const entries: DispatchEntry[] = [];
@@ -193,7 +189,7 @@ const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly
     for (let i = 0; i < items.length; i += 1) {
       const item = items[i];
       const step = steps[i];
-      const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v], decidedAt, deps.policy, rules[v++].waits) : step;
+      const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v], decidedAt, deps.policy, asked[v++].rule.waits) : step;
       if (action.kind === 'stall') {
         taken = { count: i, stallUntil: action.until };
         break;
@@ -210,9 +206,9 @@ const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly
 
 /** The first steps, the one decider call, then the hand-over. */
 export const takeItems = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], acks: Acks): Promise<Taken> => {
-  const { steps, asked, rules } = firstSteps(deps, items);
+  const { steps, asked } = firstSteps(deps, items);
   const verdicts = asked.length > 0 ? await deps.decider.decide(asked) : [];
-  return dispatchInOrder(deps, dispatcher, items, steps, verdicts, rules, acks);
+  return dispatchInOrder(deps, dispatcher, items, steps, asked, verdicts, acks);
 };
 
 export const createBatchHandler = (deps: BatchHandlerDeps) =>
