@@ -164,9 +164,15 @@ withPrometheus('the dashboard and the alerts on a real Prometheus scraping real 
     }, { timeoutMs: 40_000, intervalMs: 2_000, message: () => `data for every panel; still empty: ${[...empty].map(([expr, title]) => `${title}: ${expr}`).join('; ')}` });
     const jobs = (await (await fetch(`${api}/api/v1/label/job/values?match[]=sluice_messages_total`)).json()) as { data: string[] };
     expect(jobs.data).toContain(JOB);
-    const forwarded = await query(filled('sum by (producer) (rate(sluice_producer_messages_total{job=~"$job",outcome="forwarded"}[$__rate_interval]))'));
-    expect(forwarded.data.result.map((r) => r.metric.producer)).toEqual(expect.arrayContaining(['calm', 'busy']));
-  }, 50_000);
+    // Each producer's rate needs two scrapes of its series within the window: calm's may come a scrape after busy's.
+    const producers = async (): Promise<string[]> =>
+      (await query(filled('sum by (producer) (rate(sluice_producer_messages_total{job=~"$job",outcome="forwarded"}[$__rate_interval]))'))).data.result.map((r) => r.metric.producer);
+    const seen = await waitFor(async () => {
+      const now = await producers();
+      return ['calm', 'busy'].every((p) => now.includes(p)) ? now : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 1_000, message: 'a forwarded rate for calm and busy' });
+    expect(seen).toEqual(expect.arrayContaining(['calm', 'busy']));
+  }, 70_000);
 
   it('evaluates every alert rule without error; the load raises dead-lettering and a growing tier, a healthy sidecar nothing else', async () => {
     for (const rule of rules) {
