@@ -260,7 +260,7 @@ const until = (work: Promise<unknown>, deadline: number): Promise<unknown> =>
 export const stopPipeline = async (pipeline: Pipeline, budgetMs: number): Promise<void> => {
   const deadline = Date.now() + budgetMs;
   const { hold, clock, lanes, logger } = pipeline.shared;
-  logger.info({ held: hold.held(), laneQueued: lanes.waiting(), sending: pipeline.sender.pending(), inFlight: pipeline.flows.map((f) => f.tracker.inFlight()) }, 'graceful stop: what is in hand');
+  logger.info({ held: hold.held(), laneQueued: lanes.waiting(), budgetWaiting: pipeline.shared.budgetQueue?.waiting(), sending: pipeline.sender.pending(), inFlight: pipeline.flows.map((f) => f.tracker.inFlight()) }, 'graceful stop: what is in hand');
   await Promise.all(pipeline.flows.map((flow) => flow.halt(deadline - 6000)));
   // What waits for the budget is parked to be decided again (once none is out being decided).
   const { budgetQueue } = pipeline.shared;

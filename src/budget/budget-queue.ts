@@ -61,7 +61,6 @@ export interface BudgetQueueOptions {
   limit: { messages: number; bytes: number };
   /** Counts `bytes` against the hold's caps until the returned function is called. */
   track(bytes: number): () => void;
-  onWaitingChange?(messages: number, bytes: number): void;
 }
 
 /** How often a producer's head is decided again. */
@@ -96,7 +95,7 @@ const insert = (entries: Entry[], entry: Entry): void => {
   entries.splice(i, 0, entry);
 };
 
-export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: BudgetQueueOptions): BudgetQueue => {
+export const createBudgetQueue = ({ clock, limit, track }: BudgetQueueOptions): BudgetQueue => {
   const lines = new Map<string, Line>();
   let seq = 0;
   let messages = 0;
@@ -105,8 +104,6 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
   let paused = 0;
   let out = 0;
   const waiters: (() => void)[] = [];
-
-  const changed = (): void => onWaitingChange?.(messages, bytes);
 
   const count = (entry: Entry): void => {
     entry.untrack = track(entry.message.bytes);
@@ -135,15 +132,12 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
     line.timer = undefined;
     if (closed || paused > 0) return;
     const now = clock.now();
-    let expired = 0;
     while (line.entries.length > 0 && line.entries[0].deadline <= now) {
       const entry = line.entries.shift() as Entry;
       uncount(entry);
       entry.message.evict();
-      expired += 1;
     }
     const chunk = line.entries.splice(0, line.chunk);
-    if (expired > 0 || chunk.length > 0) changed();
     if (chunk.length === 0) return forget(producer, line);
     line.returned = 0;
     out += 1;
@@ -188,7 +182,6 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
         line.returned += 1;
         count(back);
         insert(line.entries, back);
-        changed();
         return true;
       }
       if (!hasRoom(message.bytes)) return false;
@@ -196,7 +189,6 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
       const entry: Entry = { seq: seq++, key, message, deadline: clock.now() + maxWaitMs };
       count(entry);
       mine.entries.push(entry);
-      changed();
       schedule(message.producer, mine, PUMP_MS);
       return true;
     },
@@ -209,7 +201,6 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
     },
     settled: () => (out === 0 ? Promise.resolve() : new Promise((resolve) => waiters.push(resolve))),
     evictOwned(lost) {
-      let evicted = 0;
       for (const [producer, line] of lines) {
         const keep: Entry[] = [];
         for (const entry of line.entries) {
@@ -219,12 +210,10 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
           }
           uncount(entry);
           entry.message.evict();
-          evicted += 1;
         }
         line.entries = keep;
         forget(producer, line);
       }
-      if (evicted > 0) changed();
     },
     close() {
       closed = true;
@@ -238,7 +227,6 @@ export const createBudgetQueue = ({ clock, limit, track, onWaitingChange }: Budg
           entry.message.evict();
         }
       }
-      changed();
     },
     waiting: () => ({ messages, bytes, producers: lines.size }),
   };
