@@ -169,6 +169,18 @@ describe('afterVerdict: what a decision means', () => {
     expect(afterVerdict(parked({ firstSeen: now - 3_598_000 }), refusal, now, policy)).toMatchObject({ kind: 'park' });
   });
 
+  it('while a budget holds its producer back, a refusal by the rate or the bytes waits for the budget (parking it only if the room is full); a window\'s refusal is parked as always', () => {
+    const waits = { maxWaitMs: 60_000, chunk: 20 };
+    const ingress = { fromTier: false, info: info({ attempt: 0, firstSeen: now }) };
+    for (const limit of ['rate', 'bytes']) {
+      const step = afterVerdict(ingress, { kind: 'park', reason: { kind: 'overflow', limit }, notBefore: now + 2000 }, now, policy, waits);
+      expect(step).toMatchObject({ kind: 'wait-budget', maxWaitMs: 60_000, chunk: 20, otherwise: { kind: 'park', info: { attempt: 1 } } });
+    }
+    expect(afterVerdict(ingress, { kind: 'park', reason: { kind: 'overflow', limit: '1000/h' }, notBefore: now + 2000 }, now, policy, waits)).toMatchObject({ kind: 'park' });
+    expect(afterVerdict(ingress, { kind: 'park', reason: { kind: 'overflow', limit: 'rate' }, notBefore: now + 2000 }, now, policy)).toMatchObject({ kind: 'park' });
+    expect(afterVerdict(ingress, forward(now), now, policy, waits)).toMatchObject({ kind: 'release' });
+  });
+
   it('dead-letters on the first park too when the not-before is past maxAge', () => {
     const ingress = { fromTier: false, info: info({ attempt: 0, firstSeen: now }) };
     expect(afterVerdict(ingress, { kind: 'park', reason: overflow, notBefore: now + 3_600_001 }, now, policy)).toMatchObject({ kind: 'dead-letter', reason: 'max-age', info: { attempt: 1 } });
