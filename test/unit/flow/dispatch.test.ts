@@ -1,4 +1,5 @@
 import { CATCH_UP_MS, CATCH_UP_PACE } from '../../../src/hold/release-lanes';
+import { type BudgetQueue, createBudgetQueue } from '../../../src/budget/budget-queue';
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
 import { SluiceError } from '../../../src/errors';
@@ -33,7 +34,7 @@ type Written = { kind: 'forward' | 'park' | 'dead-letter'; value: string; at: nu
 const holds: HoldScheduler[] = [];
 afterEach(() => holds.splice(0).forEach((h) => h.close()));
 
-const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100) => {
+const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100, budgetQueue?: (hold: HoldScheduler, clock: { now(): number }) => BudgetQueue) => {
   const clock = manualClock(T0);
   const hold = createHoldScheduler({ clock, maxMessages, maxBytes: 1e6 });
   holds.push(hold);
@@ -63,6 +64,7 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100) => {
     again: (i, ack) => Promise.resolve(void again.push({ item: i, ack })),
     onStuck: (i) => void stuck.push(i.offset),
     report: (producer, outcome) => void reports.push([producer, outcome]),
+    budgetQueue: budgetQueue?.(hold, clock),
   });
   const acked: string[] = [];
   const dispatch = (i: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>) => dispatcher.dispatch(i, action, () => void acked.push(i.offset));
@@ -358,5 +360,36 @@ describe('when the group rebalances', () => {
     t.clock.set(T0 + 40);
     await waitFor(() => t.written.length === 2, { timeoutMs: 2000, intervalMs: 2 });
     expect(t.written[1]).toMatchObject({ kind: 'forward', value: 'vkept' });
+  });
+});
+
+describe('when a message waits for a contended budget', () => {
+  const queues: BudgetQueue[] = [];
+  afterEach(() => queues.splice(0).forEach((q) => q.close()));
+  const withQueue = () => setup({}, 100, (hold, clock) => {
+    const queue = createBudgetQueue({ clock, limit: { messages: 1, bytes: 1e6 }, track: (bytes) => hold.track(bytes) });
+    queues.push(queue);
+    return queue;
+  });
+  const waitBudget = (until: number) => ({
+    kind: 'wait-budget', maxWaitMs: 60_000, chunk: 4,
+    otherwise: { kind: 'park', tier: s5, info: info({ attempt: 1, notBefore: until, reason: { kind: 'overflow', limit: 'rate' } }), moved: false },
+  }) as const;
+
+  it('waits in memory counted against the hold\'s caps, goes its other way when the room is full, and is parked to be decided again when its partition is lost', async () => {
+    const t = withQueue();
+    t.dispatch(item('1'), waitBudget(T0 + 2000));
+    t.dispatch(item('2', { partition: 1 }), waitBudget(T0 + 2000));
+    await t.settle();
+    // 1 waits (unwritten, unacknowledged, counted); 2 found no room: parked as its verdict said.
+    expect(t.written).toEqual([expect.objectContaining({ kind: 'park', value: 'v2', info: expect.objectContaining({ notBefore: T0 + 2000 }) })]);
+    expect(t.acked).toEqual(['2']);
+    t.clock.advance(500);
+    t.dispatcher.handOver();
+    t.dispatcher.resume((owner) => owner === ownerOf('in', 0));
+    await t.settle();
+    expect(t.written[1]).toMatchObject({ kind: 'park', value: 'v1', info: { attempt: 1, notBefore: T0 + 500, reason: { kind: 'overflow', limit: 'rate' } } });
+    expect(t.acked).toEqual(['2', '1']);
+    expect(t.again).toEqual([]);
   });
 });
