@@ -5,7 +5,7 @@
  * kafkajs's record encoder with the CRC of its bytes, with the header and without it (the
  * user's list passed on as it is), and with the header as strings or Buffers built beside
  * it. 200k messages a round, 9 rounds, the variants' order rotated, medians [ranges].
- *   npx tsx bench/micro/forward-headers.ts [path of message-writer.ts to measure]
+ *   npx tsx bench/micro/forward-headers.ts [path of batch-sender.ts (the writer) to measure]
  */
 import { resolve } from 'node:path';
 import type { Message } from 'kafkajs';
@@ -32,8 +32,8 @@ const contentOf = (i: number, value: Buffer): { content: MessageContent; timesta
 };
 
 const main = async (): Promise<void> => {
-  const path = resolve(process.argv[2] ?? 'src/produce/message-writer.ts');
-  const { createMessageWriter } = (await import(path)) as typeof import('../../src/produce/message-writer');
+  const path = resolve(process.argv[2] ?? 'src/produce/batch-sender.ts');
+  const { createMessageWriter } = (await import(path)) as typeof import('../../src/produce/batch-sender');
   let captured: readonly Message[] = [];
   const sender: Sender = {
     send: async () => undefined,

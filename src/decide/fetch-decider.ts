@@ -19,10 +19,20 @@
  *   forward — every message admitted now (fail open).
  * The fallback counts as active after `activateAfter` consecutive failures and ends at the
  * first success (reported through metrics.fallbackActive).
+ *
+ * The Redis store (createRedisStore, at the end): the limiter shared by every replica, one
+ * script call (src/limit/lua/decide-1.lua) per producer's decide().
  */
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
+import { SluiceError } from '../errors';
+import { reasonOf as refusalOf } from '../limit/algorithms/decide-batch';
+import { answerWithin } from '../limit/answer-timeout';
+import { defineLimiterCommands, type LimiterCommands } from '../limit/lua-scripts';
+import { fingerprintDigits, producerKey } from '../limit/producer-key';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import type { BatchDecision, Decision, DecideRequest, LimiterStore, LimitRule } from '../limit/types';
+import type { BatchDecision, Decision, DecideRequest, LimiterStore, LimitRule, ProducerState } from '../limit/types';
 import type { Metrics } from '../metrics/types';
 import type { ParkReason } from '../park/park';
 
@@ -276,4 +286,103 @@ export const coalesceDecider = (inner: FetchDecider): FetchDecider => {
       });
     },
   };
+};
+
+// ---- The Redis store ----
+
+/**
+ * **The Redis store.** The limiter in Redis, shared by every replica: ONE script call (decide-1.lua) per decide(),
+ * for the whole batch, on one hash-tagged key per producer. Time is Redis TIME unless the
+ * request passes `now`. A call that fails or takes longer than timeoutMs (counted from its
+ * write: answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
+ * retried here (it may have run). A call stuck behind a stalled Redis would still run once Redis
+ * resumes and charge the producer for messages the store-error policy has already routed: each
+ * call carries a "not after" instant on the store's clock (timeoutMs + NOT_AFTER_MARGIN_MS from now), and
+ * one that runs later changes nothing.
+ */
+export interface RedisStoreOptions {
+  redis: Redis | Cluster;
+  keyPrefix: string;
+  timeoutMs: number;
+  /**
+   * The store's clock (Redis TIME as this pod sees it, src/decide/store-clock.ts): with it, a
+   * decide() has a "not after" instant. A late reply is observed too, so a clock that was off
+   * (Redis's time far ahead of this pod's before the first reply) is right from the next call.
+   */
+  clock?: { now(): number; observe(storeNow: number): void };
+}
+
+/**
+ * How long past timeoutMs a decide() may still run. Wide enough for an event loop busy between the
+ * call and its write (answer-timeout.ts starts the timeout at the write; seconds would be
+ * pathological), narrow enough that a Redis stall charges at most this much of what it held up.
+ */
+export const NOT_AFTER_MARGIN_MS = 2_000;
+
+const KINDS = { log: 'l', sliding: 's', fixed: 'f' } as const;
+
+/** The ARGV of decide-1.lua after `now`, cached per rule (rules are immutable once compiled). */
+const ruleArgs = (cache: WeakMap<LimitRule, string[]>, rule: LimitRule): string[] => {
+  let args = cache.get(rule);
+  if (args === undefined) {
+    args = [
+      fingerprintDigits(rule.fingerprint),
+      rule.algorithm === 'token-bucket' ? 't' : 'l',
+      String(rule.intervalMs),
+      String(rule.capacityMs),
+      rule.byteIntervalMs === undefined ? '' : String(rule.byteIntervalMs),
+      rule.windows.map((w) => `${w.max}:${w.windowMs}:${KINDS[w.kind]}`).join(','),
+    ];
+    cache.set(rule, args);
+  }
+  return args;
+};
+
+const withTimeout = async <T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> => {
+  try {
+    return await answerWithin(call, timeoutMs);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new SluiceError('STORE_UNAVAILABLE', `Redis ${what} failed: ${reason}`, { retriable: true, cause: error });
+  }
+};
+
+const toDecisions = (rule: LimitRule, reply: number[]): Decision[] => {
+  const decisions: Decision[] = [];
+  for (let i = 1; i < reply.length; i += 2) {
+    const code = Number(reply[i]);
+    const at = Number(reply[i + 1]);
+    decisions.push(code === 0 ? { admitted: true, at } : { admitted: false, at, reason: refusalOf(rule, code - 1) });
+  }
+  return decisions;
+};
+
+export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisStoreOptions): LimiterStore => {
+  defineLimiterCommands(redis);
+  const commands = redis as unknown as LimiterCommands;
+  const cache = new WeakMap<LimitRule, string[]>();
+
+  const decide = async ({ producer, rule, sizes, now, asOf }: DecideRequest): Promise<BatchDecision> => {
+    if (sizes.length === 0) return { now: now ?? Date.now(), decisions: [] };
+    const notAfter = clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + NOT_AFTER_MARGIN_MS));
+    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter, asOf === undefined ? '' : String(asOf)];
+    if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
+    const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), timeoutMs, 'decide');
+    if (Number(reply[1]) === -1) {
+      clock?.observe(Number(reply[0]));
+      const late = Number(reply[0]) - Number(notAfter);
+      throw new SluiceError('STORE_UNAVAILABLE', `Redis decide ran ${late} ms past its deadline (Redis was stalled) and changed nothing`, { retriable: true });
+    }
+    return { now: Number(reply[0]), decisions: toDecisions(rule, reply) };
+  };
+
+  const inspect = async (producer: string, rule: LimitRule, now?: number): Promise<ProducerState> => {
+    const bound = String(rule.capacityMs + rule.intervalMs);
+    const call = commands.sluiceInspect(producerKey(keyPrefix, producer), now === undefined ? '' : String(now), bound);
+    const [at, next] = (await withTimeout(call, timeoutMs, 'inspect')).map(Number);
+    if (next <= at) return { producer, backlogMs: 0, now: at };
+    return { producer, nextFreeAt: next, backlogMs: next - at, now: at };
+  };
+
+  return { decide, inspect, close: async () => undefined };
 };

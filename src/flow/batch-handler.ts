@@ -8,7 +8,7 @@
  * exactly what it took.
  *
  * Taking messages into the flow (takeItems; also how a message whose wait in memory is over is
- * routed again): it routes each from where it stands (src/flow/route.ts), decides those that
+ * routed again): it routes each from where it stands (the router, src/flow/flow-item.ts), decides those that
  * need it in one decider call (one store call per producer), and hands every action to the
  * dispatcher with the ack its offset needs. A stall (the store down under
  * limiter.onStoreError = park, on a tier) stops there: the rest is not taken and its
@@ -24,9 +24,8 @@ import type { IdentityOptions } from '../headers/header-list';
 import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/park';
 import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
-import { type FlowItem, fromIngress, fromTier, fromUnreadable } from './flow-item';
+import { type Action, afterVerdict, firstStep, type FlowItem, fromIngress, fromTier, fromUnreadable, type RoutePolicy } from './flow-item';
 import { type PartitionPauser, readLater } from './partition-pauser';
-import { type Action, afterVerdict, firstStep, type RoutePolicy } from './route';
 
 export interface SourceOptions {
   /** Tiers this source reads (empty for ingress); a topic not among them (the dead-letter topic) is read as parked, with no gate. */

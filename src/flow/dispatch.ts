@@ -1,5 +1,5 @@
 /**
- * Carries out the router's actions for one flow (src/flow/route.ts): hold a message until its
+ * Carries out the router's actions for one flow (src/flow/flow-item.ts): hold a message until its
  * instant, queue it in its producer's release lane, write it downstream, to a tier or to the
  * dead-letter topic, and call its `ack` once the broker acknowledged it (its offset may then
  * be committed). Every message counts against the one hold's caps from dispatch until its ack
@@ -25,9 +25,8 @@ import type { ReleaseLanes } from '../hold/release-lanes';
 import { LANE_TOLERANCE_MS } from '../hold/second-rule';
 import type { Metrics } from '../metrics/types';
 import type { DeadLetterReason, ParkInfo } from '../park/park';
-import type { MessageWriter } from '../produce/message-writer';
-import { type FlowItem, ownerOf } from './flow-item';
-import { type Action, parkTier } from './route';
+import type { MessageWriter } from '../produce/batch-sender';
+import { type Action, type FlowItem, ownerOf, parkTier } from './flow-item';
 
 /** Where the offsets of taken items are tracked until their writes are acknowledged. */
 export interface Acks {

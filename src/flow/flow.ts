@@ -13,14 +13,12 @@ import type { FetchDecider, RuleView } from '../decide/fetch-decider';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
-import type { Sender } from '../produce/batch-sender';
-import type { MessageWriter } from '../produce/message-writer';
+import type { MessageWriter, Sender } from '../produce/batch-sender';
 import { createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
 import { createDispatcher, type Outcome } from './dispatch';
-import type { FlowItem } from './flow-item';
+import type { FlowItem, RoutePolicy } from './flow-item';
 import { createGroupConsumer, type GroupConsumer } from './group-consumer';
 import { type FenceStore, SETTLE_MS } from './handoff-fence';
-import type { RoutePolicy } from './route';
 
 /** What every flow of a process shares. */
 export interface FlowShared {

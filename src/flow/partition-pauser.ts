@@ -23,7 +23,7 @@ import type { Consumer } from 'kafkajs';
 import type { Clock } from '../clock';
 import type { Tier } from '../park/park';
 import { setTimer, type Timer } from '../timers';
-import { HOP_MARGIN_MS } from './route';
+import { HOP_MARGIN_MS } from './flow-item';
 
 export interface GateInput {
   tier: Tier;

@@ -1,58 +1,36 @@
 /**
- * Keeps a producer's releases at least one emission interval apart in local time, in order.
- * Release instants from the limiter are already spaced; but when this process is late (a
- * stalled event loop, a busy machine) several due messages would leave at once and the broker
- * would see a burst above the quota. Here a message due too soon after its producer's previous
- * release waits in that producer's lane; the lane's head sits in the hold scheduler at
- * previous release + interval, the rest queue behind it (so order is kept and a graceful stop
- * can evict them). Only leaky-bucket rules are spaced (a token bucket admits bursts: spacing 0).
- *
- * A message leaves on its own slot (the instant the limiter gave it). A lane behind its slots
- * (this process was late: a busy event loop, a slow send, a stall) catches up, so a stall costs
- * the producer nothing in the end, under two rules:
- * - **The second** (./second-rule.ts): within any second the broker gets only messages whose
- *   slots span at most SECOND_SPAN_MS, so at most 1.1 × the rate + 1 in any second, however
- *   late the timers fire and however long the stall.
- * - **The pace.** Inside that second it releases at CATCH_UP_PACE × its own pace (the gap
- *   between a message's slot and the previous one's, at least one interval; one interval
- *   exactly when two slots lie closer than that, since the second rule cannot count slots from
- *   two limiters — the local fallback's beside Redis's), and its clock never
- *   trails real time by more than CATCH_UP_MS (or half an interval), so a timer that fires late
- *   releases what fell due meanwhile at once (at most about CATCH_UP_MS of releases) instead of
- *   one message per late timer, which starved a producer while the process was busy.
+ * A producer's releases, in order, on their slots: a message due too soon after its producer's
+ * previous release waits in that producer's lane; the lane's head sits in the hold scheduler,
+ * the rest queue behind it (so order is kept and a graceful stop can evict them). Only
+ * leaky-bucket rules are spaced (a token bucket admits bursts: spacing 0). A message leaves on
+ * its own slot (the instant the limiter gave it); a lane behind its slots (this process was late)
+ * catches up, so a stall costs the producer nothing in the end, under three rules:
+ * - **The second** (./second-rule.ts): the broker gets within any second only messages whose
+ *   slots span at most SECOND_SPAN_MS. Bound: **1.1 × the rate + 1 per replica in any second**,
+ *   however late the timers fire and however long the stall.
+ * - **The pace.** Inside that, a late lane releases at CATCH_UP_PACE × its own pace (the gap
+ *   between its slots, at least one interval; exactly one after two slots closer than that,
+ *   which came from two limiters), and its clock trails real time by at most CATCH_UP_MS (or
+ *   half an interval): a late timer releases what fell due meanwhile at once.
  * - **The outage.** A message counts where the broker could take it: a lane with a send
- *   unanswered for more than STUCK_MS (the broker paused or away, the topic gone, its request
- *   waiting behind a stuck one) releases nothing more until every such send is answered; its
- *   messages wait in the lane (in order; the hold keeps looking every STUCK_POLL_MS). So what a
- *   producer releases into an outage is at most STUCK_MS of its sends (slots at most
- *   1.25 × STUCK_MS + CATCH_UP_MS apart, well inside SECOND_SPAN_MS); they are appended together
- *   when the broker returns and count late there (at their answer, less the quickest answer
- *   before the outage, however long it lasted), and the rest leaves after them at the catch-up
- *   pace under the second rule — for CALM_MS after the outage without the catch-up allowance
- *   (the rule's span one second, and what is let through at once counted too), since what the
- *   other replicas count late reaches this one only once it is acknowledged there. Bound: in
- *   the second the broker returns a producer gets the outage's releases (at most STUCK_MS of
- *   them), in the next two at most its rate + 1 per replica, later 1.1 × its rate + 1 per
- *   replica (measured before: 199 in one second at 50/s after a 10 s pause; with the outage rule
- *   alone 23–24 at 20/s with one replica, 20–27 with two).
- * With two replicas each lane sees its share of a producer's slots and keeps to those slots and
- * to its own second. The second rule is about the producer's slots, which the limiter spaces
- * across all replicas: so every message a lane counts late is told to the other replicas
- * (`onLate`, published by late-broadcast.ts) and what they tell is remembered as if counted
- * here (`lateElsewhere`). One replica late on a stretch of a producer's slots while another is
- * on time on the next then holds the other back too, and together they keep the second.
+ *   unanswered for more than STUCK_MS releases nothing more until it is answered, so what went
+ *   into an outage is at most STUCK_MS of sends. For CALM_MS after a send answered that late,
+ *   every lane keeps to its slots (no catch-up allowance; what is let through at once counts
+ *   too). Bound: in the second the broker returns a producer gets those releases, in the next
+ *   two at most its rate + 1 per replica, later the second's bound.
+ * Replicas: each lane sees its share of a producer's slots; what a lane counts late is told to
+ * the other replicas (`onLate`, late-broadcast.ts) and what they tell is remembered here as if
+ * counted here (`lateElsewhere`), so together they keep the second. Measurements and why each
+ * constant has its value: docs/faults.md and bench/HISTORY.md.
  */
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, LANE_TOLERANCE_MS, type LateReleases, newAnswers, quickest, remember, SECOND_MS, SECOND_SPAN_MS, secondOf } from './second-rule';
+import { binds, COUNTED_LATE_MS, createSentClock, LANE_TOLERANCE_MS, type LateReleases, remember, SECOND_MS, SECOND_SPAN_MS, secondOf } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
-  /**
-   * Sends it; a promise settles when the broker acknowledged it (the instant the second rule
-   * counts), with the broker's append time (a number) when the answer carries one.
-   */
+  /** Sends it; its promise settles at the broker's acknowledgement (with the append time when the answer has one). */
   send(): void | PromiseLike<unknown>;
   /** Let through at once (its producer under its rate, its slots sparse): the second rule does not count it. */
   conforming?: boolean;
@@ -67,11 +45,7 @@ export interface LaneItem {
 export interface ReleaseLanes {
   /** A message of `producer` is due now: sent at once, or queued behind the producer's previous release. */
   due(producer: string, spacingMs: number, item: LaneItem): void;
-  /**
-   * A message let through at once (`conforming`) with release instant `slot`: true when it may
-   * be sent now — its producer has no lane, or its lane is idle and records it as sent — and
-   * the caller sends it; false when it must wait in its lane (send it through `due`).
-   */
+  /** A message let through at once with release instant `slot`: true when the caller may send it now (its lane records it), false when it must go through `due`. */
   sendsNow(producer: string, spacingMs: number, slot: number): boolean;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
@@ -92,25 +66,12 @@ export const CATCH_UP_MS = 100;
 export const CATCH_UP_PACE = 1.25;
 /** The limiter's slots are whole milliseconds: two an interval apart may lie this much closer. */
 const SLOT_ROUNDING_MS = 1;
-/**
- * A send unanswered this long after its release means the broker cannot take the lane's
- * messages now (an outage): the lane releases nothing more until it is answered. Above the
- * answers of a loaded machine (tens of ms, a few hundred in a slow spell), and small enough that
- * what such a lane released meanwhile spans well under SECOND_SPAN_MS of slots.
- */
+/** A send unanswered this long means an outage (above a loaded machine's answers; what went meanwhile spans well under SECOND_SPAN_MS). */
 export const STUCK_MS = 500;
-/**
- * After an outage (a send answered more than STUCK_MS after it left) every lane of this process
- * keeps to its slots for this long: no catch-up allowance in the second rule, and what it lets
- * through at once counts too. Each replica learns the others' late releases only once they are
- * answered there, and their brokers come back at slightly different instants; without it two
- * replicas each catching up at 1.1 × gave 26–27 in a second at 20/s (bound 25) in 3 of 9 runs.
- */
+/** After an outage every lane keeps to its slots this long: the replicas learn each other's late releases only once answered. */
 export const CALM_MS = 2000;
-
 /** A lane's span is asked of `spanOf` at most this often. */
 const SPAN_REFRESH_MS = 250;
-
 /** How often a lane held back by a stuck send looks again (the hold has no wake-up of its own). */
 export const STUCK_POLL_MS = 50;
 
@@ -122,7 +83,7 @@ interface Lane {
   lastOwn: number;
   spacingMs: number;
   queue: LaneItem[];
-  /** Stamp of its last use: an entry seen by the prune cursor before a later use is stale. */
+  /** Stamp of its last use (recency-map.ts). */
   used: number;
   /** Whether its head's slot is waiting in the hold scheduler. */
   armed: boolean;
@@ -155,12 +116,7 @@ const stuck = (lane: Lane, now: number): boolean => lane.sending.length > 0 && n
 /** The slot of a queued message (`due` sets one). */
 const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
 
-/**
- * An idle lane one interval past its last release is forgotten, unless it sent late in the last
- * second: forgetting that would let the rest of a stall leave at once (a stall's releases empty
- * each lane at the catch-up floor, and with many producers the next producer's call pruned it —
- * 226 of a 100/s producer's messages within 250 ms after a 2 s SIGSTOP).
- */
+/** An idle lane one interval past its last release is forgotten, unless it sent late in the last second (the rest of a stall would leave at once). */
 const expired = ({ last, spacingMs, late }: Lane, now: number): boolean => last + spacingMs < now && !binds(late, now);
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, spanOf }: {
@@ -172,9 +128,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   spanOf?(producer: string): number | undefined;
 }): ReleaseLanes => {
   const lanes = createRecencyMap<Lane>({ maxIdle, idle: (lane) => lane.queue.length === 0 && !lane.armed && lane.sending.length === 0, expired });
-  const answers = newAnswers();
-  /** The same for append times (broker's clock, not this one: only their spread counts). */
-  const appends = newAnswers();
+  const sentAt = createSentClock();
   let waiting = 0;
   /** Until when every lane keeps to its slots (an outage just ended: CALM_MS). */
   let calmUntil = -Infinity;
@@ -189,8 +143,6 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     onLate?.(lane.producer, lane.spacingMs, own, at);
   };
 
-  // The second rule counts a message at its acknowledgement (./second-rule.ts says why), less
-  // the quickest answer (or append time) of the last ten seconds.
   const record = (lane: Lane, own: number, slot: number, now: number): void => {
     if (own - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
@@ -207,12 +159,8 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       const at = clock.now();
       if (at - now > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
       if (item.conforming && !calm(at)) return;
-      // The broker's append time when the answer carries it, else the answer's arrival here.
-      const appended = typeof appendedAt === 'number';
-      const took = appended ? appendedAt - now : at - now;
-      const least = quickest(appended ? appends : answers, took, at);
-      // The first answer has nothing to be measured against: it counts at its arrival here.
-      counted(lane, own, least === undefined ? at : now + Math.max(0, took - least));
+      // The second rule counts it at its acknowledgement (./second-rule.ts says why).
+      counted(lane, own, sentAt(now, at, appendedAt));
     };
     pending.then(acknowledged, () => acknowledged());
   };
@@ -267,20 +215,15 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       const now = clock.now();
       item.slot ??= now;
       const lane = laneOf(producer, spacingMs, now);
-      if (lane.queue.length === 0 && !lane.armed && !stuck(lane, now)) {
-        const at = slot(lane, item.slot, now);
-        if (at <= now + LANE_TOLERANCE_MS) {
-          return send(lane, item, at, now);
-        }
-      }
+      const at = lane.queue.length === 0 && !lane.armed && !stuck(lane, now) ? slot(lane, item.slot, now) : Infinity;
+      if (at <= now + LANE_TOLERANCE_MS) return send(lane, item, at, now);
       lane.queue.push(item);
       waiting += 1;
       if (!lane.armed) scheduleHead(lane);
     },
     sendsNow(producer, spacingMs, own) {
-      // No lane: nothing of this producer waits or was queued lately, and the limiter spaced this
-      // slot an interval after its previous one, so it leaves on it; no lane is made for it (a lane
-      // per producer let through at once cost ~180 bytes of heap each, for as long as its interval).
+      // No lane: nothing of it waits or left lately, and the limiter spaced this slot: it leaves on
+      // it, and no lane is made for it (~180 bytes of heap each, for as long as its interval).
       if (!(spacingMs > 0) || !lanes.has(producer)) return true;
       const now = clock.now();
       const lane = laneOf(producer, spacingMs, now);

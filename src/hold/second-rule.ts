@@ -69,13 +69,13 @@ const compacted = (head: number, ...arrays: number[][]): number => {
  * newest is kept however old: after an outage longer than the window, the first answers (all
  * late) are measured against the last one before it, not against themselves.
  */
-export interface Answers {
+interface Answers {
   took: number[];
   at: number[];
   head: number;
 }
 
-export const newAnswers = (): Answers => ({ took: [], at: [], head: 0 });
+const newAnswers = (): Answers => ({ took: [], at: [], head: 0 });
 
 /** Whether what a lane counted late still binds anything at `now` (a second after the latest, nothing does). */
 export const binds = (late: LateReleases | undefined, now: number): boolean =>
@@ -85,7 +85,7 @@ export const binds = (late: LateReleases | undefined, now: number): boolean =>
  * The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them; none
  * (undefined) for the first one: nothing to measure it against yet.
  */
-export const quickest = (a: Answers, took: number, at: number): number | undefined => {
+const quickest = (a: Answers, took: number, at: number): number | undefined => {
   const first = a.took.length === 0;
   let n = a.took.length;
   while (n > a.head && a.took[n - 1] >= took) n -= 1;
@@ -127,3 +127,19 @@ export const remember = (lane: { late?: LateReleases }, own: number, at: number)
   late.latest = Math.max(late.latest, at);
 };
 
+/**
+ * When a sent message counts for the second rule, from its release and its answer: at the
+ * answer less the quickest answer of any lane in the last ten seconds; when the answer carries
+ * the broker's append time, at that less the quickest of those (the broker's clock is not this
+ * one's); the very first answer, with none to measure against, at its arrival.
+ */
+export const createSentClock = (): ((released: number, answered: number, appendedAt?: unknown) => number) => {
+  const answers = newAnswers();
+  const appends = newAnswers();
+  return (released, answered, appendedAt) => {
+    const appended = typeof appendedAt === 'number';
+    const took = appended ? appendedAt - released : answered - released;
+    const least = quickest(appended ? appends : answers, took, answered);
+    return least === undefined ? answered : released + Math.max(0, took - least);
+  };
+};

@@ -1,11 +1,22 @@
 /**
- * One kafkajs producer behind a queue per destination partition: messages for one partition
+ * What sluice writes, and how it reaches the broker.
+ *
+ * **The writer** (createMessageWriter) builds the three kinds of message sluice writes:
+ * downstream (the user's key, value, headers and original timestamp, plus
+ * `sluice-waited-ms`), a retry tier (park headers, on the producer's partition of the tier
+ * chosen by the wait), the dead-letter topic (park headers plus the reason). Every message
+ * names its partition: downstream, the one Kafka's default partitioner picks for the key
+ * (murmur2), a message without a key round-robin. So the sender can keep each request to one
+ * partition, and a resend never repeats what another partition appended.
+ *
+ * **The sender** (createBatchSender): one kafkajs producer behind a queue per destination
+ * partition: messages for one partition
  * queued in the same run (and the continuations already queued with it) leave in one
  * `sendBatch` (acks -1), one request in flight per partition so order is kept. A request
  * carries one partition because Kafka answers per partition while kafkajs throws for the whole
  * request: a request spanning partitions that one of them refused (its leader moving, a topic
  * just created) had the others appended, and its resend duplicated them. (A message without a
- * partition is queued per topic and placed by kafkajs; sluice's own writer names every
+ * partition is queued per topic and placed by kafkajs; the writer names every
  * partition.) A topic that cannot be written (deleted, denied, refusing a record) holds back
  * only the messages that go to it: the others keep flowing, and only the source partitions of
  * the stuck messages wait for their commit (docs/contract.md "HTTP"). Each message gets its own promise:
@@ -18,8 +29,12 @@
  */
 import type { Logger } from 'pino';
 import type { Message } from 'kafkajs';
+import type { Clock } from '../clock';
 import { brokerErrorType, errorChain, SluiceError } from '../errors';
-import { DEFAULT_MAX_BATCH_BYTES, messageBytes, takeCount } from './batch-split';
+import { asKafkaHeaders, type Header, type HeaderList, isSluiceName } from '../headers/header-list';
+import { partitionForKey } from '../park/murmur2';
+import { chooseTier, type DeadLetterReason, deadLetterMessage, forwardHeaders, H, type MessageContent, parkMessage, type ParkInfo, type Tier, waitedText } from '../park/park';
+import { DEFAULT_MAX_BATCH_BYTES, estimateBytes, messageBytes, takeCount } from './batch-split';
 
 export interface BatchProducer {
   sendBatch(batch: { topicMessages: { topic: string; messages: Message[] }[]; acks: number }): Promise<unknown>;
@@ -275,6 +290,85 @@ export const createBatchSender = ({
     failing: failingTopics,
     close() {
       closed = true;
+    },
+  };
+};
+
+// ---- The writer ----
+
+export interface MessageWriter {
+  /** Downstream (it leaves on its slot); resolves once acknowledged, with the broker's append time when the topic records it. */
+  forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<number | undefined>;
+  /** Several downstream at once, in order (first decisions: no attempt); one promise, with the error of each that failed at its index. */
+  forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number; size: number }[]): Promise<unknown[]>;
+  /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
+  park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
+  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<number | undefined>;
+}
+
+export interface WriterTopics {
+  downstream: string;
+  deadLetter: string;
+  tiers: readonly Tier[];
+  /** Partition count of the downstream topic, of every tier topic and of the dead-letter topic (read at start). */
+  partitions: ReadonlyMap<string, number>;
+}
+
+/**
+ * The headers of a message released at once: the user's and `sluice-waited-ms`, in one pass
+ * and one array. The user's list has no `sluice-*` header (dropped as the message was read,
+ * src/flow/flow-item.ts); should one be there all the same, forwardHeaders drops it.
+ */
+export const withWaited = (user: HeaderList, waitedMs: number): HeaderList => {
+  const out: Header[] = [];
+  for (let i = 0; i < user.length; i += 1) {
+    if (isSluiceName(user[i].key)) return forwardHeaders(user, waitedMs);
+    out.push(user[i]);
+  }
+  out.push({ key: H.waitedMs, value: waitedText(waitedMs) });
+  return out;
+};
+
+export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender; topics: WriterTopics; clock: Clock }): MessageWriter => {
+  const partitionsOf = (topic: string): number => {
+    const n = topics.partitions.get(topic);
+    if (n === undefined) throw new SluiceError('INTERNAL', `no partition count known for topic ${topic}`);
+    return n;
+  };
+  const downstreamPartitions = partitionsOf(topics.downstream);
+  let roundRobin = 0;
+  const downstreamPartition = (key: MessageContent['key']): number => {
+    if (key !== null && key !== undefined) return partitionForKey(key, downstreamPartitions);
+    roundRobin = (roundRobin + 1) % downstreamPartitions;
+    return roundRobin;
+  };
+
+  const downstream = (content: MessageContent, timestamp: string, headers: HeaderList): Message =>
+    ({ key: content.key, value: content.value, headers: asKafkaHeaders(headers), timestamp, partition: downstreamPartition(content.key) });
+
+  return {
+    forward(content, { timestamp, waitedMs, attempt }) {
+      return sender.send(topics.downstream, downstream(content, timestamp, forwardHeaders(content.headers, waitedMs, attempt)));
+    },
+    forwardAll(messages) {
+      const bytes: number[] = [];
+      const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
+        const headers = withWaited(content.headers, waitedMs);
+        // Every header is the user's (their bytes are in `size`) but sluice-waited-ms.
+        bytes.push(estimateBytes(size + H.waitedMs.length + waitedText(waitedMs).length, headers.length));
+        return downstream(content, timestamp, headers);
+      });
+      return sender.sendAll(topics.downstream, built, bytes);
+    },
+    async park(content, info, tier) {
+      const now = clock.now();
+      const chosen = tier ?? chooseTier(topics.tiers, info.notBefore - now);
+      await sender.send(chosen.topic, parkMessage(content, info, partitionsOf(chosen.topic), now));
+      return chosen;
+    },
+    deadLetter(content, info, reason) {
+      const now = clock.now();
+      return sender.send(topics.deadLetter, deadLetterMessage(content, info, reason, partitionsOf(topics.deadLetter), now));
     },
   };
 };

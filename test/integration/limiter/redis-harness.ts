@@ -2,7 +2,7 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { producerKey } from '../../../src/limit/producer-key';
-import { createRedisStore } from '../../../src/limit/redis-store';
+import { createRedisStore } from '../../../src/decide/fetch-decider';
 import { randomKeyPrefix } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';
 import type { StoreFactory } from '../../contracts/limiter-harness';

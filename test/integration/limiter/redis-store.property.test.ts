@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/limit/redis-store';
+import { createRedisStore } from '../../../src/decide/fetch-decider';
 import { randomKeyPrefix, redisClusterNodes, redisUrl } from '../../helpers/redis';
 import { agreeWithOracle, scenarioArb } from '../../contracts/limiter-properties';
 import { ready } from './redis-harness';

@@ -2,8 +2,7 @@ import { createDrainSummary, formatSummary } from '../../../src/drain/drain-summ
 import { dryRunColumn } from '../../../src/drain/drain-dry-run';
 import { prepareForDrain } from '../../../src/drain/drain-command';
 import type { RuleView } from '../../../src/decide/fetch-decider';
-import type { FlowItem } from '../../../src/flow/flow-item';
-import type { RoutePolicy } from '../../../src/flow/route';
+import type { FlowItem, RoutePolicy } from '../../../src/flow/flow-item';
 import { buildTiers } from '../../../src/park/park';
 
 describe('when a drain ends', () => {

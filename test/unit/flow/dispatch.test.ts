@@ -4,13 +4,12 @@ import pino from 'pino';
 import { manualClock } from '../../../src/clock';
 import { SluiceError } from '../../../src/errors';
 import { createDispatcher, type Outcome } from '../../../src/flow/dispatch';
-import { type FlowItem, ownerOf } from '../../../src/flow/flow-item';
-import type { Action } from '../../../src/flow/route';
+import { type Action, type FlowItem, ownerOf } from '../../../src/flow/flow-item';
 import { createHoldScheduler, type HoldScheduler } from '../../../src/hold/hold-scheduler';
 import { createReleaseLanes } from '../../../src/hold/release-lanes';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import { buildTiers, type ParkInfo, type Tier } from '../../../src/park/park';
-import type { MessageWriter } from '../../../src/produce/message-writer';
+import type { MessageWriter } from '../../../src/produce/batch-sender';
 import { waitFor } from '../../helpers/wait';
 
 const tiers = buildTiers('r', [5000, 60_000]);

@@ -1,7 +1,7 @@
 import { systemClock } from '../../../src/clock';
 import { Consumer, Kafka, logLevel } from 'kafkajs';
 import { createPartitionPauser, FUTURE_TOLERANCE_MS, READ_BATCH_MS, readLater, turnOf } from '../../../src/flow/partition-pauser';
-import { HOP_MARGIN_MS } from '../../../src/flow/route';
+import { HOP_MARGIN_MS } from '../../../src/flow/flow-item';
 import { buildTiers } from '../../../src/park/park';
 
 type Call = [string, { topic: string; partitions?: number[] }[]];

@@ -2,7 +2,7 @@ import { schema } from '../../../src/config/schema';
 import { parseDuration } from '../../../src/config/units';
 import type { RuleView, Verdict } from '../../../src/decide/fetch-decider';
 import { turnOf } from '../../../src/flow/partition-pauser';
-import { afterVerdict, AS_OF_MS, firstStep, HOP_MARGIN_MS, hopTier, limitReached, OUTAGE_MS, parkTier, RoutePolicy } from '../../../src/flow/route';
+import { afterVerdict, AS_OF_MS, firstStep, HOP_MARGIN_MS, hopTier, limitReached, OUTAGE_MS, parkTier, RoutePolicy } from '../../../src/flow/flow-item';
 import type { LimitRule } from '../../../src/limit/types';
 import { buildTiers, type ParkInfo, type Tier } from '../../../src/park/park';
 

@@ -3,10 +3,9 @@
  * the very partition kafkajs's default partitioner would have picked for a keyed message.
  */
 import { Partitioners, type Message } from 'kafkajs';
-import type { Sender } from '../../../src/produce/batch-sender';
 import { headerBytes, type HeaderList } from '../../../src/headers/header-list';
 import { messageBytes } from '../../../src/produce/batch-split';
-import { createMessageWriter } from '../../../src/produce/message-writer';
+import { createMessageWriter, type Sender } from '../../../src/produce/batch-sender';
 
 const recordingSender = () => {
   const sent: { topic: string; message: Message }[] = [];
