@@ -65,6 +65,12 @@ export const brokerPause: Scenario = {
     const afterPause = [...offered.byProducer.keys()].map((id) => ({ id, ...busiestSecond(appendsOf(id, pause.from, pause.to + RECOVERY_MS)) }));
     const later = [...offered.byProducer.keys()].map((id) => ({ id, ...busiestSecond(appendsOf(id, pause.to + RECOVERY_MS, Infinity)) }));
     const burst = Math.max(...afterPause.map((p) => p.count));
+    // What made the busiest later second: by downstream partition (the key's, as on ingress: its owner) and whether it came back from a tier.
+    const makeup = (id: string, from: number): string => {
+      const inIt = st.outcome.forwarded.filter((o) => o.producer === id && o.appendMs >= from && o.appendMs < from + 1000);
+      const by = (f: (o: Outcome['forwarded'][number]) => string): string => [...inIt.reduce((m, o) => m.set(f(o), (m.get(f(o)) ?? 0) + 1), new Map<string, number>())].map(([k, n]) => `${k} ${n}`).join(', ');
+      return `${by((o) => `p${o.partition}`)}; ${by((o) => `attempt ${o.attempt}`)}; waited ${Math.min(...inIt.map((o) => o.waitedMs ?? 0))}–${Math.max(...inIt.map((o) => o.waitedMs ?? 0))} ms`;
+    };
     const commitFailures = running.map((r, i) => {
       const l = logLines(r, 'offset commit failed');
       return `replica ${i + 1} ${l.count}${l.last ? ` (last ${l.last.slice(11, 23)}, resumed ${new Date(pause.to).toISOString().slice(11, 23)})` : ''}`;
@@ -77,7 +83,7 @@ export const brokerPause: Scenario = {
       dir: s.dir,
       details: [
         `paused ${((pause.from - loadFrom) / 1000).toFixed(1)}–${((pause.to - loadFrom) / 1000).toFixed(1)} s into the load (the load's own sends waited too; it ended after ${((offered.endedAt - offered.startedAt) / 1000).toFixed(1)} s); ${fmtTotals(t)}`,
-        `busiest second over the whole run ${js.map((j) => `${j.id} ${j.busiest1s}`).join(', ')}, from the pause to ${RECOVERY_MS / 1000} s after it ${afterPause.map((p) => `${p.id} ${p.count} (from ${((p.from - pause.to) / 1000).toFixed(1)} s after the resume)`).join(', ')}, later ${later.map((p) => `${p.id} ${p.count} (${((p.from - pause.to) / 1000).toFixed(1)} s)`).join(', ')} (quota ${RATE}/s); ${duplicateDetails(st.outcome, pause.to, 'the resume')}; ${fmtSettled(st)}`,
+        `busiest second over the whole run ${js.map((j) => `${j.id} ${j.busiest1s}`).join(', ')}, from the pause to ${RECOVERY_MS / 1000} s after it ${afterPause.map((p) => `${p.id} ${p.count} (from ${((p.from - pause.to) / 1000).toFixed(1)} s after the resume)`).join(', ')}, later ${later.map((p) => `${p.id} ${p.count} (${((p.from - pause.to) / 1000).toFixed(1)} s${p.count > 0 ? `: ${makeup(p.id, p.from)}` : ''})`).join(', ')} (quota ${RATE}/s); ${duplicateDetails(st.outcome, pause.to, 'the resume')}; ${fmtSettled(st)}`,
         `before the pause: ${beforePause.text}`,
         `before the stop: ${views.text}`,
         `failed offset commits logged: ${commitFailures.join(', ')}`,
