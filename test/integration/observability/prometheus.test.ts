@@ -83,6 +83,7 @@ withPrometheus('the dashboard and the alerts on a real Prometheus scraping real 
   let prometheus: Owned | undefined;
   let api: string;
   let load: Promise<Offered>;
+  const loadDone = new AbortController(); // the checks need the load only while they run
   let rules: Rule[];
   const replicas: Replica[] = [];
   const startedAt = Date.now();
@@ -132,11 +133,12 @@ withPrometheus('the dashboard and the alerts on a real Prometheus scraping real 
     let stderr = '';
     prometheus.process.stderr?.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
     await waitFor(() => fetch(`${api}/-/ready`).then((r) => r.ok, () => false), { timeoutMs: 30_000, intervalMs: 200, message: () => `Prometheus to be ready (${stderr.trim().split('\n').slice(-3).join(' | ')})` });
-    load = offerLoad(kafkaBrokers(), scenario.ingress, LOAD);
+    load = offerLoad(kafkaBrokers(), scenario.ingress, LOAD, { until: loadDone.signal });
     load.catch(() => undefined);
   }, 90_000);
 
   afterAll(async () => {
+    loadDone.abort();
     await load?.catch(() => undefined);
     if (prometheus) await stopOwned(prometheus, 'SIGTERM', 5_000);
     await endAllReplicas();

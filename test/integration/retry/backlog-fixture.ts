@@ -245,9 +245,11 @@ const keyOf = (o: Offer, seq: number): string => ((o.keys ?? 1) <= 1 ? o.id : `$
 
 /**
  * Each producer on its own kafkajs client, in 100 ms ticks paced on elapsed time (a slow send
- * is caught up, not dropped); resolves once every send was acknowledged.
+ * is caught up, not dropped); resolves once every send was acknowledged. With `until`: no new
+ * tick is offered once it is aborted (what a test no longer needs once its checks are done);
+ * the sends in flight are still acknowledged, and `byProducer` holds only what was offered.
  */
-export const offerLoad = async (brokers: string[], topic: string, offers: readonly Offer[]): Promise<Offered> => {
+export const offerLoad = async (brokers: string[], topic: string, offers: readonly Offer[], { until }: { until?: AbortSignal } = {}): Promise<Offered> => {
   const byProducer: Offered['byProducer'] = new Map(offers.map((o) => [o.id, []]));
   const producers = await Promise.all(offers.map(async (o) => {
     const kafka = new Kafka({ clientId: randomName(`load-${o.id}`), brokers, logLevel: logLevel.NOTHING });
@@ -262,7 +264,7 @@ export const offerLoad = async (brokers: string[], topic: string, offers: readon
     const out = byProducer.get(o.id) as { value: string; key: string; at: number }[];
     let seq = 0;
     try {
-      while (seq < total) {
+      while (seq < total && !until?.aborted) {
         const tick = Math.floor((Date.now() - startedAt) / 100) + 1;
         const due = Math.min(total, Math.round((tick * o.perSecond) / 10));
         const messages: Message[] = [];
@@ -274,7 +276,7 @@ export const offerLoad = async (brokers: string[], topic: string, offers: readon
           const at = Date.now();
           for (const m of messages) out.push({ value: String(m.value), key: String(m.key), at });
         }
-        if (seq < total) await new Promise((r) => setTimeout(r, Math.max(0, startedAt + tick * 100 - Date.now())));
+        if (seq < total && !until?.aborted) await new Promise((r) => setTimeout(r, Math.max(0, startedAt + tick * 100 - Date.now())));
       }
     } finally {
       await producer.disconnect();
