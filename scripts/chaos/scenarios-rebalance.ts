@@ -20,7 +20,8 @@ import { RATE } from './scenarios-stop';
 const REPEAT = Number(process.env.CHAOS_REPEAT ?? 20);
 /** sluice's consumer session timeout (src/flow/group-consumer.ts CONSUMER_SETTINGS). */
 const SESSION_MS = 10_000;
-const PAUSE_MS = [8_000, 14_000];
+/** CHAOS_PAUSE_MS=12000-14000: another range of pauses (the longer ones fence the broker from its own controller more often). */
+const PAUSE_MS = (process.env.CHAOS_PAUSE_MS?.split('-').map(Number) ?? [8_000, 14_000]) as [number, number];
 /** A scenario of 20 rounds outlasts the suite's 4 minutes per scenario. */
 const TIMEOUT_MS = 30 * 60_000;
 

@@ -146,9 +146,15 @@ export const NUDGE_MS = 20;
 
 const rebalanceErrors = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID', 'NOT_COORDINATOR']);
 
+/**
+ * kafkajs throws a refused commit wrapped (its retrier's KafkaJSNonRetriableError around the
+ * protocol error, which has the type): the cause chain is looked through.
+ */
 export const isRebalanceError = (error: unknown): boolean => {
-  const type = (error as { type?: string } | undefined)?.type;
-  return type !== undefined && rebalanceErrors.has(type);
+  for (let e = error as { type?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth += 1) {
+    if (e.type !== undefined && rebalanceErrors.has(e.type)) return true;
+  }
+  return false;
 };
 
 export const createCommitter = ({

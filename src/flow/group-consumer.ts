@@ -162,33 +162,58 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   };
 
   /**
-   * Partitions gained wait until their previous owner released their fence (after its final
-   * commit of them; at most `handoffMs`), then start from the offset committed then. When this
-   * consumer is alone in its group (a new group, or the others left: a graceful stop commits
-   * before it leaves; a member dropped by the broker can commit nothing more) they start at once.
+   * Partitions gained whose hand-off is not over ("topic/partition" → the join whose hand-off
+   * starts them). They stay paused through later joins that keep them (a rebalance right after
+   * the join that gained them: each join resumes every partition assigned) and are handed off
+   * again by such a join; one lost meanwhile is dropped, and its stale hand-off starts nothing.
    */
-  const handOff = async (gained: Assignment, member: string): Promise<void> => {
-    for (const { topic, partitions } of gained) for (const p of partitions) pauser.pauseUntil(topic, p, options.clock.now() + handoffMs + 5000);
-    const resume = (topic: string, p: number): void => pauser.pauseUntil(topic, p, options.clock.now());
+  const handingOff = new Map<string, number>();
+  const partKey = ({ topic, partition }: Part): string => `${topic}/${partition}`;
+
+  /**
+   * Partitions gained wait until their previous owner released their fence (after its final
+   * commit of them; at most `handoffMs`), then start from the offset committed then. A fence
+   * free (a new group, an owner that stopped gracefully) is claimed at once. The broker's
+   * group is no sign that the previous owner is done: after a broker stall the first member
+   * back finds itself alone while the others, dropped by the broker, still hold and send what
+   * they read (their commits refused) until their own rejoin; only without a fence store does
+   * being alone in the group start partitions gained at once.
+   */
+  const handOff = async (gained: Assignment, member: string, join: number): Promise<void> => {
     const parts = partsOf(gained);
+    for (const part of parts) {
+      handingOff.set(partKey(part), join);
+      pauser.pauseUntil(part.topic, part.partition, options.clock.now() + handoffMs + 5000);
+    }
+    /** Still this hand-off's to start (not lost since, nor handed off by a later join). */
+    const mine = (part: Part): boolean => handingOff.get(partKey(part)) === join;
     try {
-      if (await alone().catch(() => false)) {
+      if (!options.fences?.store && await alone().catch(() => false)) {
         fence?.own(member, parts);
         return;
       }
-      await fence?.acquire(member, parts, handoffMs);
+      await fence?.acquire(member, parts, handoffMs, (part) => handingOff.has(partKey(part)));
+      // Lost while waiting: not this member's to renew (a claim made as the wait expired is given back).
+      const now = new Set(partsOf(assigned).map(partKey));
+      const gone = parts.filter((part) => !now.has(partKey(part)));
+      if (gone.length > 0) await fence?.release(gone);
       if (stopping) return;
       for (const { topic, partitions } of gained) {
+        if (!partitions.some((partition) => mine({ topic, partition }))) continue;
         const committed = await committedOf(topic);
         for (const p of partitions) {
           const offset = committed.get(p);
-          if (offset !== undefined && Number(offset) >= 0 && !stopping) consumer.seek({ topic, partition: p, offset });
+          if (offset !== undefined && Number(offset) >= 0 && !stopping && mine({ topic, partition: p })) consumer.seek({ topic, partition: p, offset });
         }
       }
     } catch (error) {
       logger.warn({ err: error }, 'the committed offsets of partitions gained could not be read again; they start where the group said');
     } finally {
-      for (const { topic, partitions } of gained) for (const p of partitions) resume(topic, p);
+      for (const part of parts) {
+        if (!mine(part)) continue;
+        handingOff.delete(partKey(part));
+        pauser.pauseUntil(part.topic, part.partition, options.clock.now());
+      }
     }
   };
 
@@ -225,8 +250,12 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     const before = new Set(owners(assigned));
     const kept = new Set(owners(next));
     const lost = new Set([...before].filter((owner) => !kept.has(owner)));
+    // A partition whose hand-off is not over is gained again (its previous owner may not be done yet).
+    const nextKeys = new Set(partsOf(next).map(partKey));
+    for (const key of [...handingOff.keys()]) if (!nextKeys.has(key)) handingOff.delete(key);
+    const waiting = (topic: string, p: number): boolean => handingOff.has(partKey({ topic, partition: p }));
     const gained = next
-      .map(({ topic, partitions }) => ({ topic, partitions: partitions.filter((p) => !before.has(ownerOf(topic, p))) }))
+      .map(({ topic, partitions }) => ({ topic, partitions: partitions.filter((p) => !before.has(ownerOf(topic, p)) || waiting(topic, p)) }))
       .filter(({ partitions }) => partitions.length > 0);
     const lostParts = partsOf(assigned).filter(({ topic, partition }) => lost.has(ownerOf(topic, partition)));
     assigned = next;
@@ -237,8 +266,8 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     memberAt = Date.now();
     pauser.onAssignment(next);
     fence?.retain(partsOf(next));
-    fence?.own(memberId, partsOf(next).filter(({ topic, partition }) => before.has(ownerOf(topic, partition))));
-    const handedOff = fence && gained.length > 0 ? handOff(gained, memberId).catch(trouble('hand-off of partitions gained')) : undefined;
+    fence?.own(memberId, partsOf(next).filter(({ topic, partition }) => before.has(ownerOf(topic, partition)) && !waiting(topic, partition)));
+    const handedOff = fence && gained.length > 0 ? handOff(gained, memberId, joins).catch(trouble('hand-off of partitions gained')) : undefined;
     // Ready once the first assignment is read: a replica joining a group whose other members
     // still own its partitions waits the hand-off first, and load sent the moment it said ready
     // found those partitions paused (a strict-spacing producer lost those slots for good).

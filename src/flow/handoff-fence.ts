@@ -82,8 +82,12 @@ export interface AcquireResult {
 }
 
 export interface HandoffFence {
-  /** Waits until every partition's fence is free or this member's, claiming each; at most `boundMs`. */
-  acquire(member: string, parts: readonly Part[], boundMs?: number): Promise<AcquireResult>;
+  /**
+   * Waits until every partition's fence is free or this member's, claiming each; at most
+   * `boundMs`. A partition no longer `wanted` (lost again in a later rebalance) is waited for no
+   * more, and neither counted late nor kept (a claim of it already made is the caller's to release).
+   */
+  acquire(member: string, parts: readonly Part[], boundMs?: number, wanted?: (part: Part) => boolean): Promise<AcquireResult>;
   /** This member owns these (kept in a rebalance, or gained alone in its group): set their fences now and keep renewing them. */
   own(member: string, parts: readonly Part[]): void;
   /** Renew only these from now on (the assignment): a fence of a partition lost is no longer renewed (it expires unless released first). */
@@ -130,12 +134,12 @@ export const createHandoffFence = (options: HandoffFenceOptions): HandoffFence =
   const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
   return {
-    async acquire(member, parts, boundMs = HANDOFF_BOUND_MS) {
+    async acquire(member, parts, boundMs = HANDOFF_BOUND_MS, wanted = () => true) {
       const deadline = Date.now() + boundMs;
       const value = `${instance}:${member}`;
       let waiting = [...parts];
       let failed = !store;
-      while (waiting.length > 0 && Date.now() < deadline) {
+      while ((waiting = waiting.filter(wanted)).length > 0 && Date.now() < deadline) {
         if (store) {
           const results = await Promise.allSettled(waiting.map((part) => store.claim(key(part), instance, value, ttlMs)));
           failed = results.some((r) => r.status === 'rejected');
@@ -145,7 +149,8 @@ export const createHandoffFence = (options: HandoffFenceOptions): HandoffFence =
         }
         if (waiting.length > 0) await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
       }
-      for (const part of parts) held.set(key(part), { part, value });
+      waiting = waiting.filter(wanted);
+      for (const part of parts) if (wanted(part)) held.set(key(part), { part, value });
       if (waiting.length === 0) return { late: [] };
       const reason = failed ? 'store-error' : 'timeout';
       options.metrics.handoffWaitExpired?.(group, reason, waiting.length);

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { createCommitter, createOffsetTracker, createPartitionOffsets, NUDGE_MS } from '../../../src/commit/committer';
+import { createCommitter, createOffsetTracker, createPartitionOffsets, isRebalanceError, NUDGE_MS } from '../../../src/commit/committer';
 import { waitFor } from '../../helpers/wait';
 
 const logger = pino({ level: 'silent' });
@@ -120,6 +120,16 @@ describe('when the group is rebalancing during a commit', () => {
       [{ topic: 't', partition: 0, offset: '1' }],
       [{ topic: 't', partition: 0, offset: '1' }],
     ]);
+  });
+});
+
+describe('when kafkajs refuses a commit of a member out of its group', () => {
+  it('takes its wrapped error (a KafkaJSNonRetriableError around UNKNOWN_MEMBER_ID, as consumer.commitOffsets throws it) as a rebalance error', () => {
+    const protocol = Object.assign(new Error('The coordinator is not aware of this member'), { name: 'KafkaJSProtocolError', type: 'UNKNOWN_MEMBER_ID' });
+    const wrapped = Object.assign(new Error(protocol.message), { name: 'KafkaJSNonRetriableError', cause: protocol });
+    expect(isRebalanceError(wrapped)).toBe(true);
+    expect(isRebalanceError(Object.assign(new Error('x'), { cause: Object.assign(new Error('y'), { type: 'ILLEGAL_GENERATION' }) }))).toBe(true);
+    expect(isRebalanceError(Object.assign(new Error('broker down'), { cause: new Error('ECONNREFUSED') }))).toBe(false);
   });
 });
 

@@ -235,6 +235,84 @@ describe('when a partition moves to another member (hand-off fences, issue 28)',
   });
 });
 
+describe('when the broker stalled and dropped the members of the group (broker-pause-rejoin)', () => {
+  /** Two consumers sharing fences: `a` owns t.5s/1 and `b` t.5s/0, both started and reading. */
+  const twoOwners = async (handoffMs: number, park: { slow: () => Promise<void> }) => {
+    const store = memoryFences();
+    const fences = { store, keyPrefix: 'p:' };
+    const expired = jest.fn();
+    const a = build({ handoffMs, fences, onJoin: () => park.slow() });
+    const b = build({ handoffMs, fences, metrics: { ...noMetrics, handoffWaitExpired: expired } });
+    for (const c of [a, b]) c.admin.members = 2;
+    await a.group.start(async () => undefined);
+    await b.group.start(async () => undefined);
+    a.join({ 't.5s': [1] }, 'a1');
+    b.join({ 't.5s': [0] }, 'b1');
+    await until(() => a.paused.size === 0 && b.paused.size === 0);
+    // What `a` commits is what `b` reads.
+    a.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
+      for (const x of points as { topic: string; partition: number; offset: string }[]) b.committed.set(x.topic, [{ partition: x.partition, offset: x.offset }]);
+    });
+    return { store, a, b, expired };
+  };
+
+  it('the member back first, alone in the group, starts no partition of a dropped member before that member released it after its final commit', async () => {
+    const park = { slow: async (): Promise<void> => undefined };
+    const { store, a, b } = await twoOwners(3_000, park);
+    const offsets = a.tracker.partition('t.5s', 1);
+    offsets.track(20)();
+    await a.group.commitNow();
+    expect(b.committed.get('t.5s')).toEqual([{ partition: 1, offset: '21' }]);
+    // The broker stalls and drops both. `a` goes on sending what it read (21 acknowledged, 22
+    // held), its commits refused; `b` is back first and alone in the group, with both partitions.
+    a.consumer.commitOffsets.mockRejectedValueOnce(Object.assign(new Error('The coordinator is not aware of this member'), { type: 'UNKNOWN_MEMBER_ID' }));
+    offsets.track(21)();
+    const held = offsets.track(22);
+    await a.group.commitNow();
+    b.admin.members = 1;
+    const startedAt = Date.now();
+    b.join({ 't.5s': [0, 1] }, 'b2');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(b.paused.has('t.5s/1')).toBe(true); // `a` still holds and sends what it read from it
+    // `a` notices (a heartbeat refused) and rejoins; the rebalance leaves both partitions to `b`
+    // (a second join of `b` that keeps t.5s/1 must not start it either), and `a` parks what it
+    // held of t.5s/1 (slowly), commits, and releases it.
+    a.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
+      for (const x of points as { topic: string; partition: number; offset: string }[]) b.committed.set(x.topic, [{ partition: x.partition, offset: x.offset }]);
+    });
+    park.slow = () => new Promise<void>((resolve) => setTimeout(() => {
+      held();
+      resolve();
+    }, 300));
+    b.admin.members = 2;
+    b.join({ 't.5s': [0, 1] }, 'b3');
+    a.join({}, 'a2');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(b.paused.has('t.5s/1')).toBe(true);
+    await waitFor(() => !b.paused.has('t.5s/1'), { timeoutMs: 3_000, intervalMs: 5, message: 't.5s/1 to start' });
+    expect(Date.now() - startedAt).toBeLessThan(2_500); // by the release, not the bound
+    expect(b.consumer.seek).toHaveBeenLastCalledWith({ topic: 't.5s', partition: 1, offset: '23' });
+    expect(store.values.get('p:handoff:{g}:t.5s:1')).toMatch(/:b[23]$/); // b's now (ownership is its instance)
+    await Promise.all([a.group.stop(Date.now() + 1_000), b.group.stop(Date.now() + 1_000)]);
+  });
+
+  it('a partition gained and lost again before its previous owner was done is never started (no seek, its fence left to its owner)', async () => {
+    const park = { slow: async (): Promise<void> => undefined };
+    const { store, a, b, expired } = await twoOwners(200, park);
+    b.committed.set('t.5s', [{ partition: 1, offset: '7' }]);
+    const fenceOfA = store.values.get('p:handoff:{g}:t.5s:1');
+    b.join({ 't.5s': [0, 1] }, 'b2');
+    b.join({ 't.5s': [0] }, 'b3'); // `a` came back and kept t.5s/1
+    a.join({ 't.5s': [1] }, 'a2');
+    await new Promise((resolve) => setTimeout(resolve, 400)); // past b's bound of 200 ms
+    expect(b.consumer.seek).not.toHaveBeenCalledWith(expect.objectContaining({ partition: 1 }));
+    expect(store.values.get('p:handoff:{g}:t.5s:1')).toMatch(/:a2$/);
+    expect(fenceOfA).toMatch(/:a1$/);
+    expect(expired).not.toHaveBeenCalled(); // no wait of its counted as expired: it stopped waiting when it lost it
+    await Promise.all([a.group.stop(Date.now() + 1_000), b.group.stop(Date.now() + 1_000)]);
+  });
+});
+
 describe('when the consumer drops out of its group and kafkajs does not rejoin (issue 28)', () => {
   const settings = { config: { sessionTimeout: 150, rebalanceTimeout: 150 }, watchdog: { everyMs: 20, graceMs: 60 } };
 
