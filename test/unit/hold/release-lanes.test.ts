@@ -699,3 +699,15 @@ describe('when the first request after a start waits (no answer yet to count aga
     expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
   });
 });
+
+describe('when messages let through at once (conforming) come due long after their slots (a rebalance held every release back)', () => {
+  it('counts them like any late release: no second holds more than 1.1 × the rate + 1', () => {
+    const t = setup();
+    // A producer at 20/s: 40 messages whose slots lie 8 s back, the first three let through at once when decided.
+    t.clock.set(10_000);
+    for (let k = 0; k < 40; k += 1) t.lanes.due('p', 50, { ...t.item(String(k)), slot: 2000 + 50 * k, conforming: k < 3 });
+    while (t.held.length > 0) t.fire();
+    expect(t.sent.map((x) => x.split('@')[0])).toEqual(Array.from({ length: 40 }, (_, k) => String(k)));
+    expect(busiestSecond(at(t.sent))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 20 + 1);
+  });
+});
