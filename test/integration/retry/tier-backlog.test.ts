@@ -131,63 +131,108 @@ describe.each(casesOf<[string, number]>('tier-backlog', [
   }, 180_000);
 });
 
-describe('when a replica joins and another leaves while a producer is backlogged (held and parked)', () => {
-  it('loses nothing, forwards nothing twice, and no second exceeds 1.15 × rate + a slot per replica', async () => {
-    const s = await scenario('60s');
-    const [first] = await replicas(s, 1);
-    const reader = await readOutcome(kafka, s);
-    const loading = offerLoad(kafkaBrokers(), s.ingress, LOAD);
-    await waitFor(async () => (await tierTotal(s)) >= 20, { timeoutMs: 30_000, intervalMs: 250, message: 'a parked backlog (20 tier records)' });
-    const [second] = await replicas(s, 1);
-    const joinedAt = Date.now();
-    const left = await first.stop('SIGTERM');
-    const offered = await loading;
-    const { complete, stops, outcome, unasked } = await settle(reader, offered, [second]);
-    const js = judgeAll(offered, outcome, () => RATE);
-    // Loosened (2026-11-25) by half a second of rate, the hand-over allowance the README states
-    // under Known limits (as stop-and-rebalance.test.ts does): what the leaving replica parks
-    // reaches the new owner late and leaves beside the other replica's on-time releases. 21–23
-    // in most runs, 26 in one CI rehearsal against the strict 25. Open in issue 9.
-    const broken = violations(js, 2, { quota: false, rebalanceAllowance: RATE / 2 });
-    report('a replica joins and one leaves under backlog, queue 60s', [
+/**
+ * A replica joins and the first leaves while `busy` is backlogged: the bounds broken, and the
+ * report's lines. `handedOver` is called once the first replica has left and the load has ended.
+ */
+const joinAndLeave = async (handedOver: () => void): Promise<{ broken: string[]; lines: string[] }> => {
+  const s = await scenario('60s');
+  const [first] = await replicas(s, 1);
+  const reader = await readOutcome(kafka, s);
+  const loading = offerLoad(kafkaBrokers(), s.ingress, LOAD);
+  loading.catch(() => undefined);
+  await waitFor(async () => (await tierTotal(s)) >= 20, { timeoutMs: 30_000, intervalMs: 250, message: 'a parked backlog (20 tier records)' });
+  const [second] = await replicas(s, 1);
+  const joinedAt = Date.now();
+  const left = await first.stop('SIGTERM');
+  const offered = await loading;
+  handedOver();
+  const { complete, stops, outcome, unasked } = await settle(reader, offered, [second]);
+  const js = judgeAll(offered, outcome, () => RATE);
+  // Loosened (2026-11-25) by half a second of rate, the hand-over allowance the README states
+  // under Known limits (as stop-and-rebalance.test.ts does): what the leaving replica parks
+  // reaches the new owner late and leaves beside the other replica's on-time releases. 21–23
+  // in most runs, 26 in one CI rehearsal against the strict 25. Open in issue 9.
+  const broken = violations(js, 2, { quota: false, rebalanceAllowance: RATE / 2 });
+  return {
+    broken,
+    lines: [
       ...js.map((j) => formatJudgement(j, RATE)),
       `joined ${((joinedAt - offered.startedAt) / 1000).toFixed(1)} s into the load; the first left with exit ${left.code} in ${left.ms} ms; ` +
         `tier records ${JSON.stringify(await tierRecords(kafka, s))}; all accounted for: ${complete}; last stop: exit ${stops[0].code} in ${stops[0].ms} ms`,
       ...unasked,
       ...broken.map((b) => `BROKEN: ${b}`),
-    ]);
-    expect(broken).toEqual([]);
-  }, 180_000);
-});
+    ],
+  };
+};
 
-describe('when two replicas are SIGTERMed within 10 ms of each other under load', () => {
-  it('both exit 0 within 10 s, and once one is restarted nothing is lost or forwarded twice', async () => {
-    const s = await scenario('60s');
-    const pair = await replicas(s, 2);
-    const reader = await readOutcome(kafka, s);
-    const loading = offerLoad(kafkaBrokers(), s.ingress, LOAD);
-    // Held and parked: about half-way through the load.
-    await waitFor(async () => (await tierTotal(s)) >= 150, { timeoutMs: 30_000, intervalMs: 250, message: 'a parked backlog (150 tier records)' });
-    // One kill(1) sends both: microseconds apart, even when this test's own process is slowed
-    // down by the load it measures (two child.kill calls were once 14 ms apart in CI).
-    const signalledAt = Date.now();
-    execFileSync('kill', ['-TERM', ...pair.map((r) => String(r.pid))]);
-    const exits = await Promise.all(pair.map((r) => r.exit(20_000)));
-    const offered = await loading;
-    const restarted = await replicas(s, 1);
-    const { complete, outcome } = await settle(reader, offered, restarted);
-    const js = judgeAll(offered, outcome, () => RATE);
-    const stopLines = exits.map((e, i) => `replica ${i + 1}: exit ${e.code} ${e.at - signalledAt} ms after SIGTERM`);
-    report('two replicas SIGTERMed together under load, queue 60s', [
+/** Two replicas SIGTERMed by one kill(1) under load, one restarted at once: the bounds broken, and the report's lines. */
+const pairStopped = async (): Promise<{ broken: string[]; lines: string[] }> => {
+  const s = await scenario('60s');
+  const pair = await replicas(s, 2);
+  const reader = await readOutcome(kafka, s);
+  const loading = offerLoad(kafkaBrokers(), s.ingress, LOAD);
+  loading.catch(() => undefined);
+  // Held and parked: about half-way through the load.
+  await waitFor(async () => (await tierTotal(s)) >= 150, { timeoutMs: 30_000, intervalMs: 250, message: 'a parked backlog (150 tier records)' });
+  // One kill(1) sends both: microseconds apart, even when this test's own process is slowed
+  // down by the load it measures (two child.kill calls were once 14 ms apart in CI).
+  const signalledAt = Date.now();
+  execFileSync('kill', ['-TERM', ...pair.map((r) => String(r.pid))]);
+  const exits = await Promise.all(pair.map((r) => r.exit(20_000)));
+  // Restarted as soon as both are gone, while the load goes on: it takes over from their final commits.
+  const restarted = await replicas(s, 1);
+  const offered = await loading;
+  const { complete, outcome } = await settle(reader, offered, restarted);
+  const js = judgeAll(offered, outcome, () => RATE);
+  const stopLines = exits.map((e, i) => `replica ${i + 1}: exit ${e.code} ${e.at - signalledAt} ms after SIGTERM`);
+  const broken = exits.flatMap((e, i) => (e.code === 0 && e.at - signalledAt <= 10_000 ? [] : [`replica ${i + 1}: exit ${e.code} after ${e.at - signalledAt} ms (expected 0 within 10 s)`]));
+  for (const j of js) {
+    if (j.lost > 0) broken.push(`${j.id}: ${j.lost} of ${j.offered} lost`);
+    if (j.duplicates > 0) broken.push(`${j.id}: ${j.duplicates} duplicates downstream (a clean stop leaves none)`);
+  }
+  return {
+    broken,
+    lines: [
       `both signalled by one kill(1) ${((signalledAt - offered.startedAt) / 1000).toFixed(1)} s into the load; ${stopLines.join('; ')}`,
       ...js.map((j) => formatJudgement(j, RATE)),
       `all accounted for after the restart: ${complete}`,
-    ]);
-    const broken = exits.flatMap((e, i) => (e.code === 0 && e.at - signalledAt <= 10_000 ? [] : [`replica ${i + 1}: exit ${e.code} after ${e.at - signalledAt} ms (expected 0 within 10 s)`]));
-    for (const j of js) {
-      if (j.lost > 0) broken.push(`${j.id}: ${j.lost} of ${j.offered} lost`);
-      if (j.duplicates > 0) broken.push(`${j.id}: ${j.duplicates} duplicates downstream (a clean stop leaves none)`);
-    }
-    expect(broken).toEqual([]);
+    ],
+  };
+};
+
+// The two cases about replicas coming and going judge no quota use (the strict cases above run
+// alone) and share nothing (each its own topics, groups, Redis key prefix and replicas): they
+// overlap, each judged by its own test; a case whose run failed fails its own test. The stopped
+// pair starts once the join-and-leave case's hand-over is done and its load offered, so that
+// neither meets another replica's start-up (started beside two others on a busy 2-core machine,
+// a replica joined seconds late, after the load it must join under): only the drain of that
+// case's backlog overlaps the other case.
+describe('when replicas come and go under backlog', () => {
+  let cases: [PromiseSettledResult<{ broken: string[]; lines: string[] }>, PromiseSettledResult<{ broken: string[]; lines: string[] }>];
+  beforeAll(async () => {
+    let release = (): void => undefined;
+    const handedOver = new Promise<void>((resolve) => void (release = resolve));
+    const join = joinAndLeave(release);
+    void join.then(release, release); // a failed case does not hold the other back
+    cases = await Promise.allSettled([join, handedOver.then(pairStopped)]);
   }, 180_000);
+
+  const judged = (c: PromiseSettledResult<{ broken: string[]; lines: string[] }>, title: string): string[] => {
+    if (c.status === 'rejected') throw c.reason;
+    report(title, c.value.lines);
+    return c.value.broken;
+  };
+
+  describe('when a replica joins and another leaves while a producer is backlogged (held and parked)', () => {
+    it('loses nothing, forwards nothing twice, and no second exceeds 1.15 × rate + a slot per replica', () => {
+      expect(judged(cases[0], 'a replica joins and one leaves under backlog, queue 60s')).toEqual([]);
+    });
+  });
+
+  describe('when two replicas are SIGTERMed within 10 ms of each other under load', () => {
+    it('both exit 0 within 10 s, and once one is restarted nothing is lost or forwarded twice', () => {
+      expect(judged(cases[1], 'two replicas SIGTERMed together under load, queue 60s')).toEqual([]);
+    });
+  });
 });
