@@ -131,7 +131,10 @@ describe('a downstream budget of 300/s with a guaranteed minimum', () => {
     const quotas = `total: { rate: ${BUDGET}/s }\ndefault:\n  rate: 500/s\nproducers:\n  a: { min: 200/s }\n`;
     const s = await createBacklogScenario(kafka, { brokers: kafkaBrokers().join(','), redisUrl: redisUrl(), partitions: 2, quotas, settings });
     scenarios.push(s);
-    const { offered, outcome, broken, missed, lines } = await run(s, 1, ['a', 'b', 'c'].map((id) => ({ id, perSecond: 300, seconds: 8, keys: 4 })), 120_000);
+    // Each offers twice what it should get (a 300/s for its 200, b and c 100/s for their 50): all
+    // three stay backlogged through the load, and the drain after it is 4,000 messages, not 7,200.
+    const offers = [{ id: 'a', perSecond: 300 }, { id: 'b', perSecond: 100 }, { id: 'c', perSecond: 100 }].map((o) => ({ ...o, seconds: 8, keys: 4 }));
+    const { offered, outcome, broken, missed, lines } = await run(s, 1, offers, 120_000);
     const [from, to] = [offered.startedAt + 1500, offered.startedAt + 8000];
     const shares = ['a', 'b', 'c'].map((p) => rateIn(outcome.forwarded, p, from, to));
     lines.push(`contended ${((to - from) / 1000).toFixed(1)} s: a ${shares[0].toFixed(1)}/s, b ${shares[1].toFixed(1)}/s, c ${shares[2].toFixed(1)}/s (expected 200/50/50)`);
