@@ -3,10 +3,11 @@
  * - broker-pause: the broker SIGSTOPped for 10 s while two replicas carry a backlog (`busy` 2×
  *   quota over 4 keys and `calm` 0.5×, 8 s): nothing lost, duplicates within what was in
  *   flight, both replicas still up afterwards, and the outage does not turn into a burst: from
- *   the pause until RECOVERY_MS after it, no producer gets more than 1.15 × its rate + a slot per
- *   replica in any second of appends (LogAppendTime; issue 28: 76–90 at 20/s, all in the second
- *   the broker came back, before the lanes' outage rule). Later seconds are printed, not judged
- *   here: a pause this long may cost a rebalance, whose own allowance the README states;
+ *   the pause on, no producer gets more than 1.15 × its rate + a slot per replica in any second
+ *   of appends (LogAppendTime; issue 28: 76–90 at 20/s, all in the second the broker came back,
+ *   before the lanes' outage rule; and 26 in the catch-up some 8 s later, before a message let
+ *   through at once that waited counted in the second rule). Judged in two spans, printed apart:
+ *   until RECOVERY_MS after the resume (what was stuck in the outage) and later (the catch-up);
  * - topic-deleted: the downstream topic deleted under a running replica and created again
  *   (same name, LogAppendTime) 5 s later, while load goes on: what was sent meanwhile is retried,
  *   never skipped, and /v1/status shows the failing topic in `sendErrors` while it lasts.
@@ -65,6 +66,7 @@ export const brokerPause: Scenario = {
     const afterPause = [...offered.byProducer.keys()].map((id) => ({ id, ...busiestSecond(appendsOf(id, pause.from, pause.to + RECOVERY_MS)) }));
     const later = [...offered.byProducer.keys()].map((id) => ({ id, ...busiestSecond(appendsOf(id, pause.to + RECOVERY_MS, Infinity)) }));
     const burst = Math.max(...afterPause.map((p) => p.count));
+    const laterBurst = Math.max(...later.map((p) => p.count));
     // What made the busiest later second: by downstream partition (the key's, as on ingress: its owner) and whether it came back from a tier.
     const makeup = (id: string, from: number): string => {
       const inIt = st.outcome.forwarded.filter((o) => o.producer === id && o.appendMs >= from && o.appendMs < from + 1000);
@@ -77,9 +79,9 @@ export const brokerPause: Scenario = {
     });
     return [{
       scenario: 'broker-pause',
-      invariant: `lost 0; duplicates ≤ ${fmtBound(load, RATE)}; both replicas up after (/healthz 200, members of both groups again); busiest second from the pause to ${RECOVERY_MS / 1000} s after it ≤ ${burstBound} (1.15 × ${RATE}/s + a slot per replica)`,
-      measured: `lost ${t.lost}; duplicates ${t.duplicates}; replicas ${fmtLive(st.live)}; group members ingress ${views.members.ingress}/${running.length}, tiers ${views.members.tiers}/${running.length}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${burst} at ${RATE}/s`,
-      pass: t.lost === 0 && t.duplicates <= bound && st.live.every(up) && rejoined && burst <= burstBound,
+      invariant: `lost 0; duplicates ≤ ${fmtBound(load, RATE)}; both replicas up after (/healthz 200, members of both groups again); busiest second from the pause to ${RECOVERY_MS / 1000} s after it, and later, ≤ ${burstBound} (1.15 × ${RATE}/s + a slot per replica)`,
+      measured: `lost ${t.lost}; duplicates ${t.duplicates}; replicas ${fmtLive(st.live)}; group members ingress ${views.members.ingress}/${running.length}, tiers ${views.members.tiers}/${running.length}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${burst}, later ${laterBurst} at ${RATE}/s`,
+      pass: t.lost === 0 && t.duplicates <= bound && st.live.every(up) && rejoined && burst <= burstBound && laterBurst <= burstBound,
       dir: s.dir,
       details: [
         `paused ${((pause.from - loadFrom) / 1000).toFixed(1)}–${((pause.to - loadFrom) / 1000).toFixed(1)} s into the load (the load's own sends waited too; it ended after ${((offered.endedAt - offered.startedAt) / 1000).toFixed(1)} s); ${fmtTotals(t)}`,
