@@ -291,10 +291,11 @@ export const coalesceDecider = (inner: FetchDecider): FetchDecider => {
 // ---- The Redis store ----
 
 /**
- * **The Redis store.** The limiter in Redis, shared by every replica: ONE script call (decide-1.lua) per decide(),
+ * **The Redis store.** The limiter in Redis, shared by every replica: ONE script call
+ * (src/limit/lua/decide-1.lua) per decide(),
  * for the whole batch, on one hash-tagged key per producer. Time is Redis TIME unless the
  * request passes `now`. A call that fails or takes longer than timeoutMs (counted from its
- * write: answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
+ * write: src/limit/answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
  * retried here (it may have run). A call stuck behind a stalled Redis would still run once Redis
  * resumes and charge the producer for messages the store-error policy has already routed: each
  * call carries a "not after" instant on the store's clock (timeoutMs + NOT_AFTER_MARGIN_MS from now), and
