@@ -18,6 +18,7 @@ import { buildSides, measuredSides } from './side';
 import { benchSettings, type Phase } from './settings';
 import { buildResult, caseLabel, PLAIN_HEADERS, type LatencySummary, summarizeLatency, summarizeThroughput, type ThroughputSummary } from './summary';
 import { measureThroughput } from './throughput';
+import { configureRedisWatch } from './timeout-watch';
 
 const started = Date.now();
 const say = (text: string): void => {
@@ -29,10 +30,12 @@ const main = async (): Promise<void> => {
   buildSides();
   const loadBefore = os.loadavg();
   const ctx = await createContext(servicesEnv(process.env));
+  // Redis's own view of slow moments during the runs (timeout-watch.ts); restored at the end.
+  const redisWatch = await configureRedisWatch(ctx.redis);
   // Interrupted: remove the run's topics (sides end by themselves when this process goes).
   const interrupt = (): void => {
     say('interrupted: deleting the run\'s topics');
-    void ctx.close().finally(() => process.exit(130));
+    void redisWatch.restore().catch(() => undefined).then(() => ctx.close()).finally(() => process.exit(130));
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
@@ -104,6 +107,7 @@ const main = async (): Promise<void> => {
     writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(`${renderTable(result)}\n\nphases ${settings.phases.join(', ')}; ${settings.count} messages per throughput run; load average ${loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} after; ${result.environment.seconds} s; ${file}\n`);
   } finally {
+    await redisWatch.restore();
     await ctx.close();
   }
 };

@@ -1,6 +1,7 @@
 /** The one markdown table `npm run bench` prints (pure): medians with [min–max] over the rounds. */
 import { type BenchResult, caseLabel } from './summary';
 import type { Summary } from './stats';
+import { describeWatch } from './timeout-watch';
 
 const num = (x: number, digits = 0): string => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
 const sum = (s: Summary, digits = 0): string => `${num(s.median, digits)} [${num(s.min, digits)}–${num(s.max, digits)}]`;
@@ -75,6 +76,13 @@ export const renderTable = (r: BenchResult): string => {
     ...(m ? [`memory: ${m.storeErrors}`] : []),
   ];
   rows.push(['limiter store calls timed out (answered by limiter.onStoreError)', timeouts.join('; '), '', '', '0', check(timeouts.every((t) => t.endsWith(': 0')))]);
+  for (const t of byProducers) {
+    const runs = t.storeTimeoutWatch ?? [];
+    if (runs.some((run) => run.watch)) {
+      rows.push([`store timeouts per sluice run and what they coincided with (max over the run), ${caseLabel(t)}`,
+        runs.map((run) => (run.watch ? describeWatch(run.storeErrors, run.watch) : String(run.storeErrors))).join('<br>'), '', 'sidecar loop delay; prober PING RTT (count ≥ timeout), its own loop; Redis LATENCY / SLOWLOG', 'reported', '']);
+    }
+  }
   if (a) rows.push(['duplicates downstream (accuracy runs)', a.runs.map((run) => `${run.replicas} replica(s): ${run.duplicates}`).join('; '), '', '', '0', check(a.runs.every((run) => run.duplicates === 0))]);
   if (m) {
     rows.push([`Redis bytes / tracked producer (${m.producers} producers, rule 1/h)`, `${num(m.redisBytesPerProducer)} (MEMORY USAGE ${num(m.redisKeyBytesSampled)})`, '', `${num(m.redisKeys)} keys, ${num(m.redisUsageKeys)} of usage history`, '≤ 150', check(m.redisBytesPerProducer <= 150)]);

@@ -34,6 +34,10 @@ export interface Usage {
 
 export interface Side {
   kind: SideKind;
+  /** Where its stdout and stderr go (the sidecar's pino lines). */
+  logFile: string;
+  /** The sidecar's HTTP port (/metrics, /readyz); undefined for the pipe. */
+  httpPort?: number;
   /** Resolves once the side's consumer joined its group (sluice: /readyz answers 200). */
   ready(timeoutMs?: number): Promise<void>;
   usage(gc?: boolean): Promise<Usage>;
@@ -109,6 +113,8 @@ export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: strin
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     kind,
+    logFile,
+    httpPort: isSidecar(kind) ? httpPort : undefined,
     async ready(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       if (isSidecar(kind)) return waitHttpReady(httpPort as number, deadline, child);

@@ -9,6 +9,7 @@ import type { LatencyRun } from './latency';
 import type { MemoryResult } from './memory';
 import { pairwise, summarize, type Summary } from './stats';
 import type { ThroughputCase, ThroughputRun } from './throughput';
+import type { TimeoutWatch } from './timeout-watch';
 import { PARTITIONS } from './topics';
 
 /** The baseline sidecar (BENCH_BASELINE_ROOT) in the same rounds: its own numbers, against the pipe, and sluice against it. */
@@ -52,6 +53,8 @@ export interface ThroughputSummary extends ThroughputCase {
   pipeDuplicates: number;
   /** The 1-minute load average at the end of each run, in run order. */
   loadAverages: { side: string; load: number }[];
+  /** Each sluice run's store timeouts and what they coincided with (timeout-watch.ts), in run order. */
+  storeTimeoutWatch: { storeErrors: number; loadAverage: number; watch?: TimeoutWatch }[];
   baseline?: BaselineThroughput;
 }
 
@@ -107,6 +110,7 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
     sluiceDuplicates: s.reduce((n, r) => n + r.duplicates, 0),
     pipeDuplicates: p.reduce((n, r) => n + r.duplicates, 0),
     loadAverages: runs.map((r) => ({ side: r.side, load: Math.round(r.loadAverage * 100) / 100 })),
+    storeTimeoutWatch: s.map((r) => ({ storeErrors: r.storeErrors, loadAverage: Math.round(r.loadAverage * 100) / 100, watch: r.watch })),
     ...(b.length > 0 ? { baseline: summarizeBaseline(b, s, p) } : {}),
   };
 };

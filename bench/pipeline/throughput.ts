@@ -16,6 +16,7 @@ import { readDistinct } from './read-downstream';
 import { scriptCalls } from './redis-info';
 import { sideOrder, type SideKind } from './side';
 import type { SluiceSetup } from './side-env';
+import { type TimeoutWatch, watchRun } from './timeout-watch';
 
 export interface ThroughputRun {
   side: SideKind;
@@ -32,12 +33,20 @@ export interface ThroughputRun {
   duplicates: number;
   /** The 1-minute load average as the run ended. */
   loadAverage: number;
+  /** sluice: what its store timeouts coincided with (timeout-watch.ts). */
+  watch?: TimeoutWatch;
 }
+
+/** redis.timeoutMs's default (src/config/schema.ts), for runs that do not set SLUICE_REDIS_TIMEOUT_MS. */
+const DEFAULT_TIMEOUT_MS = 50;
 
 const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: number, setup: SluiceSetup, bytesPerMessage: number): Promise<ThroughputRun> => {
   const downstream = await ctx.book.downstream('tp-down');
   const callsBefore = await scriptCalls(ctx.redis);
   const side = await ctx.launch(kind, { ingress, downstream }, setup);
+  const timeoutMs = Number(setup.env?.SLUICE_REDIS_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS);
+  const watching = side.httpPort === undefined ? undefined
+    : await watchRun({ redis: ctx.redis, redisUrl: ctx.services.redisUrl, port: side.httpPort, logFile: side.logFile, timeoutMs });
   try {
     const deadline = Date.now() + 300_000;
     // Offsets first (cheap, while the side works); then the ids, read once the side is done.
@@ -46,6 +55,7 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
       await new Promise((r) => setTimeout(r, 50));
     }
     let cpu = await side.usage();
+    const watch = await watching?.stop();
     const ids = await readDistinct(ctx.kafka, downstream, count, deadline);
     if (ids.duplicates > 0) cpu = await side.usage(); // it went on until the last new id
     const calls = (await scriptCalls(ctx.redis)) - callsBefore;
@@ -53,9 +63,10 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     return {
       side: kind, msgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
       helperCpuSecPerMillion: cpu.mainCpuMicros === undefined ? undefined : (cpu.cpuMicros - cpu.mainCpuMicros) / count,
-      scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0],
+      scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0], watch,
     };
   } finally {
+    await watching?.stop().catch(() => undefined);
     await side.stop();
   }
 };
