@@ -108,7 +108,9 @@ describe('when a partition moves while its old owner is stopped (SIGSTOP 1.5 s) 
     const tiers = await tiersOf(s);
     await waitFor(async () => (await committedToEnd(s.env.SLUICE_GROUP_ID as string, [s.ingress])) && (await committedToEnd(s.env.SLUICE_RETRY_GROUP_ID as string, tiers)),
       { timeoutMs: 60_000, intervalMs: 500, message: 'every ingress and tier partition to be committed to its end' }).catch(() => undefined);
-    await sleep(2000);
+    // Then both stop: once they have exited nothing more can reach the downstream topic, and the
+    // reader reads to its end offsets (a copy sent late is counted however late it was).
+    await Promise.all([a, b].map((r) => r.stop('SIGTERM')));
     const outcome = await reader.finish();
     // Each record once (the reader's own consumer may be handed a batch again), then each value once.
     const records = new Map<string, Out>(outcome.forwarded.map((o) => [`${o.partition}/${o.offset}`, o]));
