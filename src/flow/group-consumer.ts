@@ -38,8 +38,13 @@ import { type Assignment, createPartitionPauser, type PartitionPauser } from './
  * ~10 s. While every partition it has is paused (a hand-off, the hold full) kafkajs sends no
  * fetch and sleeps maxWaitTimeInMs: a resume takes effect after up to that long (at 200 ms
  * that cost a fresh replica its first ~0.2 s of reading; strict spacing never wins it back).
+ * The rebalance timeout is how long the coordinator waits for the members it knows to join
+ * again: after a broker stall it may reload the group with member ids the consumers have
+ * already left behind (they rejoined under new ones), and the join waited the whole 10 s for
+ * them (2 of 80 stalls: back after 10.6–10.7 s, past a session timeout). A member here joins
+ * again within milliseconds of a rebalance (the handler never blocks), so 6 s is ample.
  */
-export const CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1_000 } as const;
+export const CONSUMER_SETTINGS = { maxWaitTimeInMs: 100, sessionTimeout: 10_000, rebalanceTimeout: 6_000, heartbeatInterval: 1_000 } as const;
 
 export interface GroupConsumerOptions {
   kafka: Kafka;
