@@ -12,6 +12,7 @@
  * UNKNOWN_MEMBER_ID) is not an error: kafkajs does not retry those, the next tick does.
  */
 import type { Logger } from 'pino';
+import { errorChain } from '../errors';
 import { setRepeating, type Timer } from '../timers';
 
 export interface PartitionOffsets {
@@ -150,12 +151,8 @@ const rebalanceErrors = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 
  * kafkajs throws a refused commit wrapped (its retrier's KafkaJSNonRetriableError around the
  * protocol error, which has the type): the cause chain is looked through.
  */
-export const isRebalanceError = (error: unknown): boolean => {
-  for (let e = error as { type?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth += 1) {
-    if (e.type !== undefined && rebalanceErrors.has(e.type)) return true;
-  }
-  return false;
-};
+export const isRebalanceError = (error: unknown): boolean =>
+  errorChain(error).some((e) => rebalanceErrors.has(String((e as { type?: unknown }).type)));
 
 export const createCommitter = ({
   tracker,
