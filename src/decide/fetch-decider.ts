@@ -27,7 +27,7 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { SluiceError } from '../errors';
 import { reasonOf as refusalOf } from '../limit/algorithms/decide-batch';
-import { answerWithin } from '../limit/answer-timeout';
+import { createAnswerClock, type AnswerClock } from '../limit/answer-timeout';
 import { defineLimiterCommands, type LimiterCommands } from '../limit/lua-scripts';
 import { fingerprintDigits, producerKey } from '../limit/producer-key';
 import type { Logger } from 'pino';
@@ -295,7 +295,7 @@ export const coalesceDecider = (inner: FetchDecider): FetchDecider => {
  * (src/limit/lua/decide-1.lua) per decide(),
  * for the whole batch, on one hash-tagged key per producer. Time is Redis TIME unless the
  * request passes `now`. A call that fails or takes longer than timeoutMs (counted from its
- * write: src/limit/answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
+ * write, as ioredis's automatic pipelines write it: src/limit/answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
  * retried here (it may have run). A call stuck behind a stalled Redis would still run once Redis
  * resumes and charge the producer for messages the store-error policy has already routed: each
  * call carries a "not after" instant on the store's clock (timeoutMs + NOT_AFTER_MARGIN_MS from now), and
@@ -339,9 +339,9 @@ const ruleArgs = (cache: WeakMap<LimitRule, string[]>, rule: LimitRule): string[
   return args;
 };
 
-const withTimeout = async <T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> => {
+const withTimeout = async <T>(call: Promise<T>, answers: AnswerClock, what: string): Promise<T> => {
   try {
-    return await answerWithin(call, timeoutMs);
+    return await answers.within(call);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new SluiceError('STORE_UNAVAILABLE', `Redis ${what} failed: ${reason}`, { retriable: true, cause: error });
@@ -362,13 +362,14 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
   defineLimiterCommands(redis);
   const commands = redis as unknown as LimiterCommands;
   const cache = new WeakMap<LimitRule, string[]>();
+  const answers = createAnswerClock(timeoutMs);
 
   const decide = async ({ producer, rule, sizes, now, asOf }: DecideRequest): Promise<BatchDecision> => {
     if (sizes.length === 0) return { now: now ?? Date.now(), decisions: [] };
     const notAfter = clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + NOT_AFTER_MARGIN_MS));
     const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter, asOf === undefined ? '' : String(asOf)];
     if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
-    const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), timeoutMs, 'decide');
+    const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, producer), ...args), answers, 'decide');
     if (Number(reply[1]) === -1) {
       clock?.observe(Number(reply[0]));
       const late = Number(reply[0]) - Number(notAfter);
@@ -380,7 +381,7 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
   const inspect = async (producer: string, rule: LimitRule, now?: number): Promise<ProducerState> => {
     const bound = String(rule.capacityMs + rule.intervalMs);
     const call = commands.sluiceInspect(producerKey(keyPrefix, producer), now === undefined ? '' : String(now), bound);
-    const [at, next] = (await withTimeout(call, timeoutMs, 'inspect')).map(Number);
+    const [at, next] = (await withTimeout(call, answers, 'inspect')).map(Number);
     if (next <= at) return { producer, backlogMs: 0, now: at };
     return { producer, nextFreeAt: next, backlogMs: next - at, now: at };
   };

@@ -67,6 +67,24 @@ describe('Redis store when Redis stalls longer than timeoutMs', () => {
     expect(charged).toBe(true);
   });
 
+  it('a decide queued behind an automatic pipeline in flight is not failed by a stall of this process while Redis answers', async () => {
+    const store = createRedisStore({ redis, keyPrefix: 'busy:', timeoutMs: TIMEOUT_MS, clock: storeClock() });
+    await store.decide({ producer: 'warm-up', rule: spec, sizes: [1] });
+    const ahead = store.decide({ producer: 'ahead', rule: spec, sizes: [1] });
+    // in the same automatic pipeline, a script that keeps Redis busy ~30 ms (no stall: Redis answers after it)
+    const busyScript = redis.eval('for i = 1, 5000000 do end return 1', 0);
+    await new Promise((resolve) => setImmediate(resolve)); // ioredis has written both
+    const queued = store.decide({ producer: 'queued', rule: spec, sizes: [1] }); // waits for that pipeline's answer
+    await new Promise((resolve) => setImmediate(resolve));
+    const until = Date.now() + 2.5 * TIMEOUT_MS;
+    while (Date.now() < until) {
+      // this process busy (a large fetch decoded) while Redis answers the pipeline ahead
+    }
+    await expect(ahead).resolves.toMatchObject({ decisions: [{ admitted: true }] });
+    await busyScript;
+    await expect(queued).resolves.toMatchObject({ decisions: [{ admitted: true }] });
+  });
+
   it('a store clock far behind Redis fails one call, learns the offset from its reply, and decides the next', async () => {
     const clock = storeClock(-60_000);
     const store = createRedisStore({ redis, keyPrefix: 'skew:', timeoutMs: 2_000, clock });
