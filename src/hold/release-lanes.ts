@@ -136,11 +136,17 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const spanNow = (lane: Lane, now: number): number => (calm(now) ? Math.min(lane.spanMs, SECOND_MS + LANE_TOLERANCE_MS) : lane.spanMs);
   const slot = (lane: Lane, own: number, now: number): number => slotOf(lane, own, now, spanNow(lane, now));
 
-  /** A message of `lane` counts as sent at `at` (its acknowledgement, or its release): remembered, and told, if late. */
-  const counted = (lane: Lane, own: number, at: number): void => {
+  /**
+   * A message of `lane` counts as sent at `at` (its acknowledgement less this replica's quickest
+   * answer, or its release): remembered, and told, if late. The other replicas are told
+   * `answered` (when its answer arrived, by which it was surely appended): their sends may reach
+   * the broker quicker than this replica's quickest, and a second counted from `at` would close
+   * early for them (24 at 20/s, bound 23, in the chaos suite's catch-up after a broker pause).
+   */
+  const counted = (lane: Lane, own: number, at: number, answered = at): void => {
     if (at - own <= COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at))) return;
     remember(lane, own, at);
-    onLate?.(lane.producer, lane.spacingMs, own, at);
+    onLate?.(lane.producer, lane.spacingMs, own, Math.max(at, answered));
   };
 
   const record = (lane: Lane, own: number, slot: number, now: number): void => {
@@ -164,7 +170,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       if (at - now > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
       if (exempt && !calm(at)) return;
       // The second rule counts it at its acknowledgement (./second-rule.ts says why).
-      counted(lane, own, sentAt(now, at, appendedAt));
+      counted(lane, own, sentAt(now, at, appendedAt), at);
     };
     pending.then(acknowledged, () => acknowledged());
   };

@@ -207,6 +207,19 @@ describe('when the process was late and several messages of one producer are due
     expect(t.lanes.tracked()).toBe(1);
   });
 
+  it('holds a message whose slot lies more than SECOND_SPAN_MS before what was sent late in the last second until a second after that (one back late from a tier behind a catch-up)', () => {
+    const t = setup();
+    t.clock.set(20_000);
+    t.lanes.lateElsewhere('p', 50, 12_000, 20_000); // a catch-up: slot 12,000 sent at 20,000
+    t.lanes.due('p', 50, { ...t.item('old'), slot: 10_800 }); // 1,200 ms of slots before it
+    expect(t.sent).toEqual([]);
+    t.fire();
+    expect(t.sent).toEqual([`old@${21_000 + LANE_TOLERANCE_MS}`]);
+    t.lanes.lateElsewhere('q', 50, 12_000, 21_100);
+    t.lanes.due('q', 50, { ...t.item('within'), slot: 10_950 }); // within the span: leaves at once
+    expect(t.sent).toEqual([`old@${21_000 + LANE_TOLERANCE_MS}`, `within@${21_000 + LANE_TOLERANCE_MS}`]);
+  });
+
   it('tells (onLate) each message it counts late, with its producer, interval, slot and when it counted; nothing on time', () => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
@@ -217,6 +230,25 @@ describe('when the process was late and several messages of one producer are due
     clock.set(1500);
     lanes.due('p', 10, { bytes: 1, send: () => undefined, evict: () => undefined, slot: 1010 }); // 490 ms late
     expect(told).toEqual([['p', 10, 1010, 1500]]);
+  });
+
+  it('tells the other replicas a message counted late at its answer\'s arrival, not at the instant it counts here (their sends may reach the broker quicker than this replica\'s)', async () => {
+    const clock = manualClock(1000);
+    const told: Parameters<OnLate>[] = [];
+    const lanes = createReleaseLanes({ hold: { add: () => undefined } as never, clock, onLate: (...late) => void told.push(late) });
+    /** Sent now (its slot long past), appended 6 ms later, answered 9 ms later. */
+    const lateSend = async (producer: string, slot: number): Promise<void> => {
+      let answer!: (appendedAt: number) => void;
+      const released = clock.now();
+      lanes.due(producer, 10, { bytes: 1, send: () => new Promise<number>((resolve) => (answer = resolve)), evict: () => undefined, slot });
+      clock.set(released + 9);
+      answer(released + 6);
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    await lateSend('p', 0); // the first answer: nothing to measure it against, counted at its arrival
+    clock.set(1100);
+    await lateSend('q', 100); // as quick as the quickest: counts here at its release (1100), appended at 1106
+    expect(told).toEqual([['p', 10, 0, 1009], ['q', 10, 100, 1109]]);
   });
 
   it('does not let timers that fire a little late slow the producer down', () => {
