@@ -35,7 +35,8 @@ export interface ShareLedger {
  * A grant never goes below this fraction of an equal share of the budget (this replica's part):
  * a producer decided at a tiny rate would have its refusals spread a tiny rate apart, far into
  * the future. What this may give above the budget lasts until the others' reservations at their
- * older shares have left (delayMs): at most FLOOR ÷ (producers + 1) of the budget for half a second.
+ * older shares have left (delayMs): at most FLOOR ÷ (producers + 1) of the budget for half a second
+ * per producer that joins; those joining at one update share one FLOOR of the budget.
  */
 export const FLOOR = 0.25;
 
@@ -69,6 +70,15 @@ export const createShareLedger = ({ delayMs, reserve }: { delayMs: number; reser
     return least === Infinity ? 0 : least;
   };
 
+  /** A newcomer's grant: half of what is left here, never less than FLOOR of an equal share among `among` producers (recorded). */
+  const grantFrom = (producer: string, now: number, among: number): number => {
+    const grant = Math.max(left / 2, (budget * FLOOR) / Math.max(1, among) / replicas);
+    left = Math.max(0, left - grant);
+    push(producer, now, grant);
+    current.set(producer, grant);
+    return grant;
+  };
+
   return {
     update(now, total, targets, members) {
       budget = total;
@@ -97,22 +107,20 @@ export const createShareLedger = ({ delayMs, reserve }: { delayMs: number; reser
         if (share > 0) current.set(producer, share);
       }
       left = Math.max(0, total * (1 + reserve) - given) / Math.max(1, members);
-      // Producers with a target and no share here yet are newcomers: granted now, in name order.
-      for (const producer of [...targets.keys()].filter((p) => !current.has(p)).sort()) {
-        const grant = Math.min(targets.get(producer) as number, this.shareOf(producer, now));
+      // Producers with a target and no share here yet are newcomers: granted now, in name order,
+      // each at least FLOOR of an equal share among all who hold one after this update (so
+      // together at most FLOOR of the budget above it, however many join at once).
+      const newcomers = [...targets.keys()].filter((p) => !current.has(p)).sort();
+      const among = current.size + newcomers.length;
+      for (const producer of newcomers) {
+        const grant = Math.min(targets.get(producer) as number, grantFrom(producer, now, among));
         current.set(producer, grant);
         const entries = history.get(producer) as Entry[];
         entries[entries.length - 1].value = grant;
       }
     },
     shareOf(producer, now) {
-      const share = current.get(producer);
-      if (share !== undefined) return share;
-      const grant = Math.max(left / 2, (budget * FLOOR) / (current.size + 1) / replicas);
-      left = Math.max(0, left - grant);
-      push(producer, now, grant);
-      current.set(producer, grant);
-      return grant;
+      return current.get(producer) ?? grantFrom(producer, now, current.size + 1);
     },
     inForce: () => current,
     grantable: () => left,

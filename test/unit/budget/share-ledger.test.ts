@@ -72,7 +72,19 @@ describe('share ledger', () => {
     });
   });
 
-  it('never has the shares in force, with what was given within delayMs before, above the budget plus the reserve', () => {
+  it('gives producers joining at one update one floor between them: FLOOR of an equal share among all who hold one after it', () => {
+    const ledger = createShareLedger({ delayMs: 500, reserve: 0.05 });
+    ledger.update(0, 300, targets({}), 1);
+    ledger.shareOf('e', 0); // 157.5: half of 315
+    ledger.shareOf('f', 0); // 78.75: 78.75 left
+    ledger.update(250, 300, targets({ a: 75, b: 37.5, c: 24, d: 18.75 }), 1);
+    const joined = ['a', 'b', 'c', 'd'].reduce((sum, p) => sum + (ledger.inForce().get(p) ?? 0), 0);
+    // What was left (78.75) and at most FLOOR of the budget (75) above it; each at least 300 × FLOOR ÷ 4.
+    expect(joined).toBeLessThanOrEqual(78.75 + 300 * FLOOR);
+    for (const p of ['a', 'b', 'c', 'd']) expect(ledger.inForce().get(p)).toBeGreaterThanOrEqual((300 * FLOOR) / 4);
+  });
+
+  it('never has the shares in force, with what was given within delayMs before, above the budget plus the reserve and the floors of those who joined', () => {
     const ids = ['a', 'b', 'c', 'd'];
     const step = fc.record({
       budget: fc.constantFrom(100, 300, 1000),
@@ -83,21 +95,32 @@ describe('share ledger', () => {
       fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
         const ledger = createShareLedger({ delayMs: 500, reserve: 0.05 });
         const given: Array<{ at: number; producer: string; share: number }> = [];
+        // Each join's floor: FLOOR of an equal share among those holding one then (those joining at one update share it).
+        const floors: Array<{ at: number; fraction: number }> = [];
         steps.forEach((s, k) => {
           const now = k * 250;
           // Targets that add up to at most the budget (as water-filling gives them).
           const weights = new Map(s.targets);
           const sum = [...weights.values()].reduce((a, b) => a + b, 0);
           const t = new Map([...weights].map(([p, w]) => [p, (w / Math.max(1, sum)) * s.budget]));
+          const before = new Set(ledger.inForce().keys());
           ledger.update(now, s.budget, t, 1);
-          for (const p of s.newcomers) ledger.shareOf(p, now);
+          const joined = [...ledger.inForce().keys()].filter((p) => !before.has(p));
+          for (const _ of joined) floors.push({ at: now, fraction: FLOOR / ledger.inForce().size });
+          for (const p of s.newcomers) {
+            if (!ledger.inForce().has(p)) floors.push({ at: now, fraction: FLOOR / (ledger.inForce().size + 1) });
+            ledger.shareOf(p, now);
+          }
           for (const [p, share] of ledger.inForce()) given.push({ at: now, producer: p, share });
           // Reserved at most 250 ms ahead: what each producer got in the last 250 ms still leaves now.
           const recent = new Map<string, number>();
           for (const g of given) if (g.at >= now - 250) recent.set(g.producer, Math.max(recent.get(g.producer) ?? 0, g.share));
           const total = [...recent.values()].reduce((a, b) => a + b, 0);
-          // The smallest grants (FLOOR of an equal share) may add a quarter of the budget at most, for half a second.
-          expect(total).toBeLessThanOrEqual(Math.max(...steps.slice(Math.max(0, k - 3), k + 1).map((x) => x.budget)) * (1.05 + FLOOR) + 1e-6);
+          // What was given within delayMs counts against the budget: the floors of joins since then may add to it.
+          const budget = Math.max(...steps.slice(Math.max(0, k - 3), k + 1).map((x) => x.budget));
+          const floorsSince = floors.filter((f) => f.at >= now - 500).reduce((a, f) => a + f.fraction, 0);
+          // Shares are floats: a sum exactly at the bound may exceed it by a few ulps.
+          expect(total).toBeLessThanOrEqual(budget * (1.05 + floorsSince) * (1 + 1e-12) + 1e-6);
         });
       }),
       { numRuns: 300 },
