@@ -100,10 +100,8 @@ const quickest = (a: Answers, took: number, at: number): number | undefined => {
 
 /**
  * The earliest instant the second rule lets a message with slot `own` leave: a second after the
- * latest release whose slot lies more than SECOND_SPAN_MS before it, or after it (a message
- * whose slot is long past — back late from a tier, parked at a hand-off — behind a catch-up
- * that has sent later slots: five such gave 26 at 20/s, bound 25, in the chaos suite's
- * broker pause). Releases sent a second ago bind nothing any more and are dropped.
+ * latest release whose slot lies more than SECOND_SPAN_MS before it. Releases sent a second ago
+ * bind nothing any more and are dropped.
  */
 export const secondOf = (lane: { late?: LateReleases }, own: number, now: number, span = SECOND_SPAN_MS): number => {
   const { late } = lane;
@@ -116,12 +114,7 @@ export const secondOf = (lane: { late?: LateReleases }, own: number, now: number
     late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
   }
   late.head = compacted(late.head, late.slot, late.sent);
-  // In slot order: those after the span are at the end (none, for a message in slot order).
-  let from = late.from;
-  for (let i = late.slot.length - 1; i >= late.head && late.slot[i] > own + span; i -= 1) {
-    from = Math.max(from, late.sent[i] + SECOND_MS + LANE_TOLERANCE_MS);
-  }
-  return from;
+  return late.from;
 };
 
 /** A message of `lane` with slot `own` counts as sent late, at `at`. */

@@ -207,19 +207,6 @@ describe('when the process was late and several messages of one producer are due
     expect(t.lanes.tracked()).toBe(1);
   });
 
-  it('holds a message whose slot lies more than SECOND_SPAN_MS before what was sent late in the last second until a second after that (one back late from a tier behind a catch-up)', () => {
-    const t = setup();
-    t.clock.set(20_000);
-    t.lanes.lateElsewhere('p', 50, 12_000, 20_000); // a catch-up: slot 12,000 sent at 20,000
-    t.lanes.due('p', 50, { ...t.item('old'), slot: 10_800 }); // 1,200 ms of slots before it
-    expect(t.sent).toEqual([]);
-    t.fire();
-    expect(t.sent).toEqual([`old@${21_000 + LANE_TOLERANCE_MS}`]);
-    t.lanes.lateElsewhere('q', 50, 12_000, 21_100);
-    t.lanes.due('q', 50, { ...t.item('within'), slot: 10_950 }); // within the span: leaves at once
-    expect(t.sent).toEqual([`old@${21_000 + LANE_TOLERANCE_MS}`, `within@${21_000 + LANE_TOLERANCE_MS}`]);
-  });
-
   it('tells (onLate) each message it counts late, with its producer, interval, slot and when it counted; nothing on time', () => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
