@@ -74,6 +74,12 @@ export interface ProducerState {
 export interface LimiterStore {
   /** Decides k ordered messages of one producer in ONE atomic step. Throws SluiceError STORE_UNAVAILABLE (retriable) on timeout or connection trouble; never retries a timed-out call. */
   decide(request: DecideRequest): Promise<BatchDecision>;
+  /**
+   * Several producers' decide() in one call, one reply per request in order; each decided as
+   * decide() alone would (the Redis store: one script call on a standalone Redis). Fails as a
+   * whole, like decide(). Without it, the decider makes one decide() per request.
+   */
+  decideMany?(requests: readonly DecideRequest[]): Promise<BatchDecision[]>;
   /** Read-only view of a producer's state (sluice status). */
   inspect(producer: string, rule: LimitRule, now?: number): Promise<ProducerState>;
   close(): Promise<void>;

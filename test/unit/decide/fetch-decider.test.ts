@@ -147,7 +147,7 @@ describe('when several partitions of one fetch are decided in the same tick', ()
   });
 });
 
-describe('when one fetch holds more distinct producers than maxCallsInFlight', () => {
+describe('when one fetch holds more distinct producers than maxProducersPerRound', () => {
   it('decides them in rounds, never more store calls in flight than the bound, every verdict in place', async () => {
     let inFlight = 0;
     let most = 0;
@@ -163,11 +163,64 @@ describe('when one fetch holds more distinct producers than maxCallsInFlight', (
       close: async () => undefined,
     };
     const { guarded, clock } = build(store);
-    const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: 5000, mode: 'enforce', maxCallsInFlight: 100 });
+    const decider = createFetchDecider({ store: guarded, clock, holdMaxMs: 5000, mode: 'enforce', maxProducersPerRound: 100 });
     const candidates = Array.from({ length: 1050 }, (_, i) => c(`p${i % 350}`));
     const verdicts = await decider.decide(candidates);
     expect(most).toBe(100);
     expect(verdicts).toHaveLength(1050);
     verdicts.forEach((verdict, i) => expect(verdict).toMatchObject({ kind: 'forward', at: 1_000_000 + (i % 350) }));
+  });
+});
+
+describe('when the store decides several producers in one call (decideMany)', () => {
+  const manyStore = (fail = false) => {
+    const calls: DecideRequest[][] = [];
+    const { store } = fakeStore();
+    const many: LimiterStore = {
+      ...store,
+      decide: async () => { throw new Error('decide() called beside decideMany'); },
+      decideMany: async (requests) => {
+        calls.push([...requests]);
+        if (fail) throw new SluiceError('STORE_UNAVAILABLE', 'down', { retriable: true });
+        return Promise.all(requests.map((r) => store.decide(r)));
+      },
+    };
+    return { store: many, calls };
+  };
+
+  it('makes one call per round for every limited producer, and puts each verdict at its message', async () => {
+    const { store, calls } = manyStore();
+    const { decider } = build(store);
+    const free: RuleView = { name: 'internal-*', unlimited: true, shadow: false };
+    const verdicts = await decider.decide([c('a'), c('b'), c('x', free), c('a')]);
+    expect(calls.map((round) => round.map((r) => [r.producer, r.sizes.length]))).toEqual([[['a', 2], ['b', 1]]]);
+    expect(verdicts).toEqual([
+      { kind: 'forward', at: 1_010_000, spacingMs: 100 },
+      { kind: 'forward', at: 1_010_000, spacingMs: 100 },
+      { kind: 'forward', at: 1_000_000 },
+      { kind: 'forward', at: 1_012_000, spacingMs: 100 },
+    ]);
+  });
+
+  it('answers every producer of a failed call by the policy and counts each as a failure', async () => {
+    const { store } = manyStore(true);
+    const { decider, guarded } = build(store, { policy: 'park' });
+    const verdicts = await decider.decide([c('a'), c('b'), c('c')]);
+    expect(verdicts).toEqual(['a', 'b', 'c'].map(() => ({ kind: 'park', reason: { kind: 'store-unavailable' }, notBefore: 1_005_000 })));
+    expect(guarded.failures()).toBe(3);
+    expect(guarded.fallbackActive()).toBe(true);
+  });
+});
+
+describe('when the store decides a call per producer and one call fails', () => {
+  it('answers only that producer by the policy: the others keep what the store decided (and charged)', async () => {
+    const { store } = fakeStore();
+    const oneFails: LimiterStore = { ...store, decide: (r) => (r.producer === 'b' ? failing.decide(r) : store.decide(r)) };
+    const { decider } = build(oneFails, { policy: 'park' });
+    const verdicts = await decider.decide([c('a'), c('b')]);
+    expect(verdicts).toEqual([
+      { kind: 'forward', at: 1_010_000, spacingMs: 100 },
+      { kind: 'park', reason: { kind: 'store-unavailable' }, notBefore: 1_005_000 },
+    ]);
   });
 });
