@@ -22,7 +22,8 @@
  * first success (reported through metrics.fallbackActive).
  *
  * The Redis store (createRedisStore, at the end): the limiter shared by every replica, one
- * script call (src/limit/lua/decide-1.lua) per producer's decide().
+ * script call (src/limit/lua/decide-1.lua) per producer's decide(), or one for a round of
+ * producers (decideMany, decide-many.lua) on a standalone Redis.
  */
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';

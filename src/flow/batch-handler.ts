@@ -9,7 +9,7 @@
  *
  * Taking messages into the flow (takeItems; also how a message whose wait in memory is over is
  * routed again): it routes each from where it stands (the router, src/flow/flow-item.ts), decides those that
- * need it in one decider call (one store call per producer), and hands every action to the
+ * need it in one decider call (each producer decided once), and hands every action to the
  * dispatcher with the ack its offset needs. A stall (the store down under
  * limiter.onStoreError = park, on a tier) stops there: the rest is not taken and its
  * partition waits.
