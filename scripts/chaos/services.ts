@@ -14,6 +14,7 @@ import path from 'node:path';
 import { loggingConfig, serverProperties } from '../services/kafka-config';
 import { describeClusterAnswers, KAFKA_MARKER } from '../services/kafka-broker';
 import { ensureKafkaJars } from '../services/maven-fetch';
+import { ensureRedisInstalled, requireJavaAndMaven } from '../services/prerequisites';
 import { freePorts, HOST } from '../services/ports';
 import { Detached, isAlive, startDetached, stopGroup, tailOf } from '../services/processes';
 import { redisCli } from '../services/redis';
@@ -103,9 +104,15 @@ const startKafka = async (dir: string, version: string): Promise<{ service: Priv
   return { service: { name: 'kafka', pid: child.pid, log }, brokers };
 };
 
-/** Starts both (in parallel) under `dir`; on failure whatever did start is stopped again. */
+/**
+ * Starts both (in parallel) under `dir`; on failure whatever did start is stopped again. The
+ * programs are checked first, as `npm run services` does: Redis is installed with apt-get when
+ * missing and we are root, a missing Java or Maven is named.
+ */
 export const startServices = async (dir: string): Promise<Services> => {
   const kafkaVersion = resolveKafkaVersion(process.env.CHAOS_KAFKA_VERSION);
+  requireJavaAndMaven();
+  ensureRedisInstalled();
   const [redis, kafka] = await Promise.allSettled([startRedis(dir), startKafka(dir, kafkaVersion)]);
   if (redis.status === 'rejected' || kafka.status === 'rejected') {
     await stopServices();
