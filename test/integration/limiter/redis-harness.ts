@@ -3,7 +3,8 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { producerKey } from '../../../src/limit/producer-key';
 import { createRedisStore } from '../../../src/decide/fetch-decider';
-import { randomKeyPrefix } from '../../helpers/redis';
+import { createRedisClient } from '../../../src/limit/redis-client';
+import { randomKeyPrefix, redisClusterNodes, redisUrl } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';
 import type { StoreFactory } from '../../contracts/limiter-harness';
 
@@ -23,3 +24,18 @@ export const redisStoreFactory = (client: () => Redis | Cluster): StoreFactory =
 /** Resolves once the client can take commands (no offline queue); throws after 10 s. */
 export const ready = (client: Redis | Cluster): Promise<unknown> =>
   waitFor(() => client.status === 'ready', { timeoutMs: 10_000, intervalMs: 20, message: 'the Redis client to be ready' });
+
+/** A standalone Redis client and a Cluster client for the whole file (jest's beforeAll and afterAll), each ready before the first test. */
+export const bothClients = (): { redis(): Redis; cluster(): Cluster } => {
+  let redis: Redis;
+  let cluster: Cluster;
+  beforeAll(async () => {
+    redis = createRedisClient({ url: redisUrl(), timeoutMs: 2000 }) as Redis;
+    cluster = createRedisClient({ clusterNodes: redisClusterNodes(), timeoutMs: 2000 }) as Cluster;
+    await Promise.all([ready(redis), ready(cluster)]);
+  });
+  afterAll(async () => {
+    await Promise.all([redis.quit(), cluster.quit()]);
+  });
+  return { redis: () => redis, cluster: () => cluster };
+};

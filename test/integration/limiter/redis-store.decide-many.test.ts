@@ -1,29 +1,17 @@
 import fc from 'fast-check';
-import type Redis from 'ioredis';
-import type { Cluster } from 'ioredis';
-import { createRedisClient } from '../../../src/limit/redis-client';
 import { createRedisStore } from '../../../src/decide/fetch-decider';
 import { compileRule } from '../../../src/limit/compile-rule';
 import { producerKey } from '../../../src/limit/producer-key';
 import type { DecideRequest, LimitRule } from '../../../src/limit/types';
-import { randomKeyPrefix, redisClusterNodes, redisUrl } from '../../helpers/redis';
+import { randomKeyPrefix } from '../../helpers/redis';
 import { scenarioArb } from '../../contracts/limiter-properties';
 import { T0 } from '../../contracts/limiter-harness';
-import { ready } from './redis-harness';
+import { bothClients } from './redis-harness';
 
 // the integration project's testTimeout is not applied per project: set it here
 jest.setTimeout(60_000);
 
-let redis: Redis;
-let cluster: Cluster;
-beforeAll(async () => {
-  redis = createRedisClient({ url: redisUrl(), timeoutMs: 2000 }) as Redis;
-  cluster = createRedisClient({ clusterNodes: redisClusterNodes(), timeoutMs: 2000 }) as Cluster;
-  await Promise.all([ready(redis), ready(cluster)]);
-});
-afterAll(async () => {
-  await Promise.all([redis.quit(), cluster.quit()]);
-});
+const clients = bothClients();
 
 const compiled = (spec: Parameters<typeof compileRule>[0]): LimitRule => {
   const result = compileRule(spec);
@@ -34,8 +22,8 @@ const compiled = (spec: Parameters<typeof compileRule>[0]): LimitRule => {
 describe('when one call decides several producers (standalone Redis)', () => {
   it('decides each as decide() alone would: same replies, same state, for random rules and arrivals', async () => {
     const prefixes = { many: randomKeyPrefix('many'), single: randomKeyPrefix('single') };
-    const many = createRedisStore({ redis, keyPrefix: prefixes.many, timeoutMs: 2000 });
-    const single = createRedisStore({ redis, keyPrefix: prefixes.single, timeoutMs: 2000 });
+    const many = createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.many, timeoutMs: 2000 });
+    const single = createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.single, timeoutMs: 2000 });
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(scenarioArb(12), { minLength: 2, maxLength: 6 }), async (scenarios) => {
@@ -55,7 +43,7 @@ describe('when one call decides several producers (standalone Redis)', () => {
           const alone = [];
           for (const request of requests) alone.push(await single.decide(request));
           expect(together).toEqual(alone);
-          for (const { producer } of requests) expect(await redis.get(producerKey(prefixes.many, producer))).toEqual(await redis.get(producerKey(prefixes.single, producer)));
+          for (const { producer } of requests) expect(await clients.redis().get(producerKey(prefixes.many, producer))).toEqual(await clients.redis().get(producerKey(prefixes.single, producer)));
         }
       }),
       { numRuns: 60 },
@@ -66,13 +54,13 @@ describe('when one call decides several producers (standalone Redis)', () => {
     const keyPrefix = randomKeyPrefix('late');
     const rule = compiled({ rate: '10/s', queue: '1s' });
     // A store clock far behind Redis's: every call's "not after" lies in Redis's past.
-    const store = createRedisStore({ redis, keyPrefix, timeoutMs: 2000, clock: { now: () => Date.now() - 60_000, observe: () => undefined } });
+    const store = createRedisStore({ redis: clients.redis(), keyPrefix, timeoutMs: 2000, clock: { now: () => Date.now() - 60_000, observe: () => undefined } });
     await expect(store.decideMany?.([{ producer: 'a', rule, sizes: [1] }, { producer: 'b', rule, sizes: [1] }])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-    expect(await redis.keys(`${keyPrefix}*`)).toEqual([]);
+    expect(await clients.redis().keys(`${keyPrefix}*`)).toEqual([]);
   });
 
   it('is not offered on a Cluster, whose producers live in different hash slots', () => {
-    const store = createRedisStore({ redis: cluster, keyPrefix: randomKeyPrefix('cluster'), timeoutMs: 2000 });
+    const store = createRedisStore({ redis: clients.cluster(), keyPrefix: randomKeyPrefix('cluster'), timeoutMs: 2000 });
     expect(store.decideMany).toBeUndefined();
   });
 });
