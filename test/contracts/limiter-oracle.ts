@@ -54,7 +54,9 @@ export const createOracle = (rule: LimitRule) => {
     const byteT = rule.byteIntervalMs;
     const refusals: Array<[number, number, number]> = [];
     if (rule.algorithm === 'leaky-bucket') {
-      const release = Math.max(now, tat, byteT === undefined ? 0 : btat);
+      // A producer with refusals outstanding may take a slot left free in the last second.
+      const from = tail > now ? now - 1000 : now;
+      const release = Math.max(from, tat, byteT === undefined ? 0 : btat);
       if (release - now > cap) {
         const bytes = byteT !== undefined && btat > tat;
         refusals.push(bytes ? [2, release - cap, size * byteT] : [1, release - cap, rule.intervalMs]);

@@ -61,11 +61,13 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
         const ats = flood.decisions.map((d) => d.at - T0);
         expect(Math.max(...ats)).toBeLessThanOrEqual(1000 + 3_600_000);
         expect(ats.slice(1, 4)).toEqual([1000, 2000, 3000]); // spread one T apart below the horizon
-        // A minute later: the first is admitted (refusals charge nothing), the second is refused
-        // within the horizon of its own instant, not behind the whole flood (5,000 s ahead).
-        const later = await decide('p', spec, ones(2), 60_000);
-        expect(later.decisions.map((d) => d.admitted)).toEqual([true, false]);
-        expect(later.decisions[1].at - T0).toBeLessThanOrEqual(61_000 + 3_600_000);
+        // A minute later: the first two are admitted (refusals charge nothing; the producer is
+        // backlogged, so the slot a second ago is taken too), the third is refused within the
+        // horizon of its own instant, not behind the whole flood (5,000 s ahead).
+        const later = await decide('p', spec, ones(3), 60_000);
+        expect(brief(later.decisions).slice(0, 2)).toEqual(['+59000', '+60000']);
+        expect(later.decisions[2].admitted).toBe(false);
+        expect(later.decisions[2].at - T0).toBeLessThanOrEqual(61_000 + 3_600_000);
       });
     });
 
@@ -75,6 +77,26 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
         expect(brief((await decide('p', spec, ones(2), 0)).decisions)).toEqual(['+0', 'x+100 rate']);
         expect(brief((await decide('p', spec, ones(1), 99)).decisions)).toEqual(['x+200 rate']);
         expect(brief((await decide('p', spec, ones(1), 100)).decisions)).toEqual(['+100']);
+      });
+    });
+
+    describe('when a backlogged producer (refusals outstanding) left slots free, as a stall does', () => {
+      it('gives its next message the first free slot of the last second, whether it is new or a retry', async () => {
+        const spec = rule({ rate: '10/s', queue: 0 });
+        expect(brief((await decide('p', spec, ones(3), 0)).decisions)).toEqual(['+0', 'x+100 rate', 'x+200 rate']);
+        // Nothing came at 100 and 200 (the process stalled); at 250 a new message takes 100, the next 200.
+        expect(brief((await decide('p', spec, ones(3), 250)).decisions)).toEqual(['+100', '+200', 'x+300 rate']);
+        const retry = await sut.store.decide({ producer: 'p', rule: spec, sizes: ones(1), now: T0 + 300, asOf: T0 + 300 });
+        expect(brief(retry.decisions)).toEqual(['+300']);
+      });
+
+      it('takes back at most a second, and nothing for a producer with nothing refused', async () => {
+        const spec = rule({ rate: '10/s', queue: 0 });
+        expect(brief((await decide('flood', spec, ones(60), 0)).decisions).slice(0, 2)).toEqual(['+0', 'x+100 rate']);
+        expect(brief((await decide('flood', spec, ones(1), 3000)).decisions)).toEqual(['+2000']);
+        const idle = rule({ rate: '10/s', queue: 0, limits: ['100/m log'] }); // the window keeps the key
+        expect(brief((await decide('idle', idle, ones(1), 0)).decisions)).toEqual(['+0']);
+        expect(brief((await decide('idle', idle, ones(1), 250)).decisions)).toEqual(['+250']);
       });
     });
 

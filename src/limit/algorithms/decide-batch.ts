@@ -70,15 +70,27 @@ const refuse = (rule: LimitRule, state: KeyState, refusal: Refusal, size: number
 };
 
 /**
+ * How far back a backlogged producer's message counts its slots (leaky bucket): a producer with
+ * refusals outstanding (its tail ahead of now) has messages waiting for every slot, so a slot
+ * the bucket left free in the last second was left by a stall (this process, the broker, a late
+ * tier read), not by the producer, and its next message — fresh or a retry — takes it. Beyond
+ * that, or for a producer with nothing refused, unused time stays lost (strict spacing). The
+ * release lanes send such a late slot no faster than their second rule allows.
+ */
+export const CATCH_UP_MS = 1000;
+
+/**
  * `now`: the store's clock: the state is read and clamped at it, every limit admits at it.
  * `asOf` (DecideRequest.asOf, `now` when not given): a retry's earlier turn, from which its
  * buckets' slots are counted — a slot left free since then can be taken, none given since
- * (a producer whose state was forgotten counts from now).
+ * (a producer whose state was forgotten counts from now). A backlogged producer's slots count
+ * from CATCH_UP_MS ago at the latest.
  */
 export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[], asOf = now): BatchOutcome => {
   const state = readState(rule, stored, now);
   // A forgotten key says nothing of the time before now: slots are counted from now.
-  const from = stored === undefined ? now : asOf;
+  let from = stored === undefined ? now : asOf;
+  if (rule.algorithm === 'leaky-bucket' && state.tail > now) from = Math.min(from, now - CATCH_UP_MS);
   rule.windows.forEach((limit, j) => windowPrune(limit, state.windows[j], now));
   const decisions: Decision[] = [];
   let first: Refusal | undefined;

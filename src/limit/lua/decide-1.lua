@@ -18,7 +18,9 @@ ARGV[9]  not after: the latest instant (epoch ms, same clock as now) the decisio
 ARGV[10] as of: a retry's earlier turn, from which its buckets' slots are counted (a slot left
          free since can be taken), or '' for now; now when the key is gone. The state is read
          and clamped at now and every limit admits at now, so no reservation made since is
-         taken back.
+         taken back. A leaky bucket with refusals outstanding (tail ahead of now) counts from
+         CATCH_UP ms before now at the latest: a backlogged producer's next message takes a
+         slot a stall left free.
 ARGV[11 .. 10+k]  the message sizes in bytes (only when ARGV[6] is not '')
 
 Reply: { now, code_1, at_1, ..., code_k, at_k }, integers. code 0: admitted, released at `at`
@@ -32,6 +34,8 @@ State (one string value; PX = when the buckets are empty and the windows over):
 ]]
 local SLOTS = 10
 local MAX_MESSAGE_BYTES = 16777216
+-- CATCH_UP_MS in src/limit/algorithms/decide-batch.ts
+local CATCH_UP = 1000
 
 local function fmt(x)
   return string.format('%.17g', x)
@@ -87,6 +91,9 @@ if not raw then asOf = now end
 tat = math.min(tat, now + cap + T)
 if byteT then btat = math.min(btat, now + cap + MAX_MESSAGE_BYTES * byteT) else btat = 0 end
 if sfp ~= fp then tail = 0 end
+
+-- a backlogged producer (refusals outstanding) takes a slot left free in the last CATCH_UP ms
+if algorithm == 'l' and tail > now then asOf = math.min(asOf, now - CATCH_UP) end
 
 -- windows: matched by kind and length, pruned at now
 local ws = {}
