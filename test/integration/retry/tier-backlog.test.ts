@@ -61,7 +61,7 @@ const report = (title: string, lines: string[]): void => {
 };
 
 /** The common bounds; each broken one is a line with the measured numbers. */
-const violations = (js: ProducerJudgement[], replicaCount: number, { quota = true, order = true, rebalanceAllowance = 0, leastQuotaPct = 97 } = {}): string[] => {
+const violations = (js: ProducerJudgement[], replicaCount: number, { quota = true, order = true, rebalanceAllowance = 0 } = {}): string[] => {
   const out: string[] = [];
   const bound = busiestBound(RATE, replicaCount) + rebalanceAllowance;
   for (const j of js) {
@@ -70,8 +70,8 @@ const violations = (js: ProducerJudgement[], replicaCount: number, { quota = tru
     if (j.busiest1s > bound) out.push(`${j.id}: busiest second ${j.busiest1s} > ${bound} (1.15 × ${RATE}/s + ${replicaCount} slot(s)${rebalanceAllowance ? ` + ${rebalanceAllowance} for the hand-over` : ''})`);
   }
   for (const j of js.filter((p) => p.id !== 'calm')) {
-    if (quota && !(j.quotaUsedPct >= leastQuotaPct && j.quotaUsedPct <= 102)) {
-      out.push(`${j.id}: quota used while backlogged ${j.quotaUsedPct.toFixed(1)}% (over ${(j.backloggedMs / 1000).toFixed(1)} s), outside ${leastQuotaPct}–102%`);
+    if (quota && !(j.quotaUsedPct >= 97 && j.quotaUsedPct <= 102)) {
+      out.push(`${j.id}: quota used while backlogged ${j.quotaUsedPct.toFixed(1)}% (over ${(j.backloggedMs / 1000).toFixed(1)} s), outside 97–102%`);
     }
   }
   const calm = js.find((j) => j.id === 'calm') as ProducerJudgement;
@@ -100,7 +100,7 @@ describe.each(casesOf<[string, number]>('tier-backlog', [
   { everywhere: false, case: ['0', 1] }, { everywhere: true, case: ['0', 2] }, { everywhere: false, case: ['20', 1] },
   { everywhere: false, case: ['20', 2] }, { everywhere: false, case: ['60s', 1] }, { everywhere: true, case: ['60s', 2] },
 ]))('when a producer offers 3× its quota for 10 s with queue %s and %i replica(s), its backlog going through the tiers', (queue, n) => {
-  it('forwards every message once, uses 97–102% of the quota while backlogged (90 % with queue 0 and two replicas), and no second exceeds 1.15 × rate + a slot per replica', async () => {
+  it('forwards every message once, uses 97–102% of the quota while backlogged, and no second exceeds 1.15 × rate + a slot per replica', async () => {
     const s = await scenario(queue);
     const running = await replicas(s, n);
     const reader = await readOutcome(kafka, s);
@@ -111,13 +111,10 @@ describe.each(casesOf<[string, number]>('tier-backlog', [
     const parked = Object.values(tiers).reduce((a, b) => a + b, 0);
     // queue 0 is strict spacing: two of calm's messages decided in one fetch less than 1/rate
     // apart are refused and come back later, so its order is only judged when the queue admits jitter.
-    // queue 0 with two replicas holds 90 %, not 97 %: strict spacing keeps no slot for a message
-    // that was refused, so a slot that neither replica claims on time (one refused by each, both
-    // parked and back later) is lost for good. Measured 96.6–97.1 % on 2026-11-26 and 92.1–100 %
-    // in ten runs on 2026-11-27 (quiet and loaded, single-variable checks of the lanes' outage
-    // rule and the hand-off fence did not move it: 94.3–99.9 against 95.4–99.9); the 97 % bound
-    // failed a fresh clone's `npm test` at 96.6 %, a 95 % one at 92.3 %.
-    const broken = violations(js, n, { order: queue !== '0', leastQuotaPct: queue === '0' && n > 1 ? 90 : 97 });
+    // Until 2026-11-29 queue 0 lost every slot a stall left free (92.1–100 % with two replicas,
+    // 96.2 % once with one); a backlogged producer now takes them back (docs/design.md), and
+    // 97 % holds for every case: 99.7–100.2 % in nine runs of the two queue-0 cases, loaded and idle.
+    const broken = violations(js, n, { order: queue !== '0' });
     // Otherwise the scenario did not test what it says.
     if (parked < 100) broken.push(`the backlog did not go through the tiers: ${parked} tier records`);
     report(`queue ${queue}, ${n} replica(s), tiers ${TIERS}`, [
