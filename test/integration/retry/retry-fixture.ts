@@ -89,9 +89,13 @@ export const createRetryFixture = async (settings: Record<string, string> = {}):
   const store = createLimiterStore(config, redis, { clock });
   const metrics = { ...noMetrics, malformed: 0, malformedRetryHeaders: (n: number) => void (metrics.malformed += n) };
   let storeDown = false;
+  const down = () => Promise.reject(new SluiceError('STORE_UNAVAILABLE', 'test: store switched off', { retriable: true }));
+  // Both ways into the store are switched: one producer's call, and a round of several (several producers, or one producer's messages decided as of different instants).
+  const { decideMany } = store;
   const switchable: LimiterStore = {
     ...store,
-    decide: (request) => (storeDown ? Promise.reject(new SluiceError('STORE_UNAVAILABLE', 'test: store switched off', { retriable: true })) : store.decide(request)),
+    decide: (request) => (storeDown ? down() : store.decide(request)),
+    ...(decideMany && { decideMany: (requests: Parameters<typeof decideMany>[0]) => (storeDown ? down() : decideMany.call(store, requests)) }),
   };
   // The limiter `sluice run` and `sluice drain` run (the store-error policy, the coalescing decider), on the switchable store.
   const limiter: Limiter = { ...limiterOn(config, { store: switchable, clock, members: () => 1, metrics, logger }), store };

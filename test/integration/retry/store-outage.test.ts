@@ -23,7 +23,10 @@ describe('when the store fails under limiter.onStoreError = park', () => {
 
   it('pauses instead of burning attempts, and decides them once the store answers again', async () => {
     fx.setStoreDown(true);
-    const batch = ['a', 'b', 'c'].map((id) => ({ id: `out-${id}`, info: parkInfo('outage', { reason: { kind: 'overflow', limit: 'rate' } }) }));
+    // Each its own not-before, so a fetch's messages are decided as of different instants: several
+    // requests in one round (the store's decideMany), not one producer's single call.
+    const now = Date.now();
+    const batch = ['a', 'b', 'c'].map((id, i) => ({ id: `out-${id}`, info: parkInfo('outage', { notBefore: now - 10 * i, reason: { kind: 'overflow', limit: 'rate' } }) }));
     await fx.park(tier('1s'), batch, Date.now() - 1000);
     // Several decide attempts fail meanwhile (the stall is one tier-1 delay long): nothing moves.
     await sleep(3500);
