@@ -7,6 +7,13 @@
  * → decide → dispatch: takeItems below), tracks each offset until its ack and resolves
  * exactly what it took.
  *
+ * A large batch is read, and its actions handed over, in slices when the event loop has not
+ * turned for a while (../loop-turns.ts): it lets the loop turn between two slices, so the hold's
+ * release timers fire on their slots while a large fetch is taken; the batch is still decided in
+ * one call. A graceful stop, a full hold, a revoked or stopped consumer between two slices of
+ * reading leaves the rest unread and unresolved (fetched again later); what was decided is
+ * handed over whole (the dispatcher holds it back during a rebalance).
+ *
  * Taking messages into the flow (takeItems; also how a message whose wait in memory is over is
  * routed again): it routes each from where it stands (the router, src/flow/flow-item.ts), decides those that
  * need it in one decider call (each producer decided once), and hands every action to the
@@ -25,6 +32,7 @@ import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/park';
 import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
 import { type Action, afterVerdict, firstStep, type FlowItem, fromIngress, fromTier, fromUnreadable, type RoutePolicy } from './flow-item';
+import { LOOK_EVERY, type LoopTurns, loopTurns } from '../loop-turns';
 import { type PartitionPauser, readLater } from './partition-pauser';
 
 export interface SourceOptions {
@@ -56,6 +64,8 @@ export interface BatchHandlerDeps {
   refuses(topic: string, partition: number): boolean;
   /** A taken message was acknowledged (its offset may be committed). */
   acked?(): void;
+  /** The event loop's turns (default: the process's). */
+  turns?: LoopTurns;
 }
 
 export interface BatchControls {
@@ -72,7 +82,10 @@ interface Read {
   skippedUpTo?: string;
   /** The first message whose turn has not come: pause until then. */
   turn?: number;
+  /** Read to the batch's end, nothing stopping it. */
   complete: boolean;
+  /** The loop is to turn first: the index of the next message to read. */
+  next?: number;
 }
 
 /** One record read into the flow; a record that reading throws on becomes an `unreadable` item (dead-lettered), never a crash. */
@@ -92,8 +105,9 @@ const readOne = (
   }
 };
 
-const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchControls, now: number): Read => {
-  const { source } = deps;
+/** The messages of `batch` from index `from` on, until the loop is due to turn. */
+const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchControls, now: number, from: number): Read => {
+  const { source, turns = loopTurns } = deps;
   const where = { topic: batch.topic, partition: batch.partition };
   const tier = tierOfTopic(source.tiers, batch.topic);
   const offsets = deps.tracker.partition(batch.topic, batch.partition);
@@ -104,7 +118,14 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
   const forged = { count: 0 };
   let stopped = false;
   const offered = new Map<string, number>();
-  for (const message of batch.messages) {
+  const { messages } = batch;
+  for (let index = from; index < messages.length; index += 1) {
+    if (result.items.length > 0 && result.items.length % LOOK_EVERY === 0 && turns.due()) {
+      result.next = index;
+      stopped = true;
+      break;
+    }
+    const message = messages[index];
     if (offsets.scheduled(Number(message.offset))) {
       if (result.items.length === 0) result.skippedUpTo = message.offset;
       continue;
@@ -150,6 +171,8 @@ export interface TakeDeps {
   clock: Clock;
   /** Where messages wait for a contended budget (only with `total:`). */
   budgetQueue?: BudgetQueue;
+  /** The event loop's turns (default: the process's). */
+  turns?: LoopTurns;
 }
 
 export interface Taken {
@@ -178,29 +201,34 @@ const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action
   return { steps, asked };
 };
 
-/** Each item's action (after its verdict), tracked and handed to the dispatcher, up to a stall. */
-const dispatchInOrder = (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], asked: readonly Candidate[], verdicts: readonly Verdict[], acks: Acks): Taken => {
+/** Each item's action (after its verdict), tracked and handed to the dispatcher (in slices when the loop is due to turn), up to a stall. */
+const dispatchInOrder = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], asked: readonly Candidate[], verdicts: readonly Verdict[], acks: Acks): Promise<Taken> => {
+  const { turns = loopTurns } = deps;
   const decidedAt = deps.clock.now();
   let v = 0;
-  const entries: DispatchEntry[] = [];
-  let taken: Taken = { count: items.length };
+  let entries: DispatchEntry[] = [];
+  const handOver = (): void => {
+    dispatcher.dispatchAll(entries, acks);
+    entries = [];
+  };
   try {
     for (let i = 0; i < items.length; i += 1) {
+      if (i > 0 && i % LOOK_EVERY === 0 && turns.due()) {
+        handOver();
+        await turns.turn();
+      }
       const item = items[i];
       const step = steps[i];
       const action = step.kind === 'decide' ? afterVerdict(item, verdicts[v], decidedAt, deps.policy, asked[v++].rule.waits) : step;
-      if (action.kind === 'stall') {
-        taken = { count: i, stallUntil: action.until };
-        break;
-      }
+      if (action.kind === 'stall') return { count: i, stallUntil: action.until };
       if (action.kind === 'decide') throw new Error('the router asked for a second decision');
       acks.track(item);
       entries.push({ item, action });
     }
   } finally {
-    dispatcher.dispatchAll(entries, acks); // what was tracked is dispatched, even if a later item threw
+    handOver(); // what was tracked is dispatched, even if a later item threw
   }
-  return taken;
+  return { count: items.length };
 };
 
 /** The first steps, the one decider call, then the hand-over. */
@@ -210,6 +238,25 @@ export const takeItems = async (deps: TakeDeps, dispatcher: Dispatcher, items: r
   return dispatchInOrder(deps, dispatcher, items, steps, asked, verdicts, acks);
 };
 
+/**
+ * The batch read, in slices when the loop is due to turn; a stop, a full hold, a consumer no
+ * longer running or a stale batch (read() asks) between two slices ends the reading there.
+ */
+const readSliced = async (deps: BatchHandlerDeps, controls: BatchControls): Promise<Read> => {
+  const { topic, partition } = controls.batch;
+  const found = read(deps, controls, deps.clock.now(), 0);
+  while (found.next !== undefined) {
+    await (deps.turns ?? loopTurns).turn();
+    if (deps.refuses(topic, partition) || deps.hold.isFull()) return { ...found, next: undefined, complete: false };
+    const more = read(deps, controls, deps.clock.now(), found.next);
+    found.items.push(...more.items); // a later slice follows a full one: its skippedUpTo means nothing here
+    found.turn = more.turn;
+    found.complete = more.complete;
+    found.next = more.next;
+  }
+  return found;
+};
+
 export const createBatchHandler = (deps: BatchHandlerDeps) =>
   async (controls: BatchControls): Promise<void> => {
     const { batch } = controls;
@@ -217,8 +264,7 @@ export const createBatchHandler = (deps: BatchHandlerDeps) =>
     if (deps.refuses(topic, partition)) return;
     // Full: leave the batch unresolved (fetched again later); the hold's pressure pauses fetching.
     if (deps.hold.isFull()) return;
-    const now = deps.clock.now();
-    const found = read(deps, controls, now);
+    const found = await readSliced(deps, controls);
     const offsets = deps.tracker.partition(topic, partition);
     const taken = await takeItems(deps.take, deps.dispatcher, found.items, {
       track: (item) => offsets.add(Number(item.offset)),

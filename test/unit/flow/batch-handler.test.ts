@@ -3,6 +3,7 @@ import { manualClock } from '../../../src/clock';
 import { createOffsetTracker } from '../../../src/commit/committer';
 import type { Candidate, FetchDecider, RuleView, Verdict } from '../../../src/decide/fetch-decider';
 import { createBatchHandler, type SourceOptions } from '../../../src/flow/batch-handler';
+import { LOOK_EVERY, type LoopTurns } from '../../../src/loop-turns';
 import type { Dispatcher } from '../../../src/flow/dispatch';
 import type { Action, FlowItem, RoutePolicy } from '../../../src/flow/flow-item';
 import { type PartitionPauser, READ_BATCH_MS } from '../../../src/flow/partition-pauser';
@@ -29,6 +30,7 @@ const setup = (options: {
   verdictFor?: (c: Candidate) => Verdict;
   full?: boolean;
   refuses?: (topic: string, partition: number) => boolean;
+  turns?: LoopTurns;
 }) => {
   const clock = manualClock(T0);
   const calls: Candidate[][] = [];
@@ -59,8 +61,8 @@ const setup = (options: {
     unreadableRecords: (n) => void (counted.unreadable += n),
   };
   const handle = createBatchHandler({
-    source: options.source, take: { decider, ruleOf: () => rule, policy, clock }, dispatcher, hold, tracker, pauser, clock, metrics,
-    refuses: options.refuses ?? (() => false),
+    source: options.source, take: { decider, ruleOf: () => rule, policy, clock, turns: options.turns }, dispatcher, hold, tracker, pauser, clock, metrics,
+    refuses: options.refuses ?? (() => false), turns: options.turns,
   });
   const resolved: string[] = [];
   let heartbeats = 0;
@@ -214,7 +216,7 @@ describe('when the process is stopping, or the partition is stopped', () => {
     expect(t.dispatched.map((d) => d.item.topic)).toEqual(['in']);
   });
 
-  // The batch is read in one synchronous pass (nothing in it can stop the consumer or seek), so
+  // A slice is read in one synchronous pass (nothing in it can stop the consumer or seek), so
   // kafkajs is asked once, before it: it used to be asked for every message.
   it('takes nothing of a batch when kafkajs no longer runs or the batch is stale, and resolves nothing', async () => {
     const t = setup({ source: ingressSource });
@@ -226,6 +228,89 @@ describe('when the process is stopping, or the partition is stopped', () => {
     expect(t.dispatched).toEqual([]);
     expect(t.resolved).toEqual([]);
     expect(t.tracker.pending()).toEqual([]);
+  });
+});
+
+describe('when a large batch is taken while the event loop is due to turn', () => {
+  /** A loop due to turn at every question: a slice is LOOK_EVERY messages. */
+  const due: LoopTurns = { due: () => true, turn: () => new Promise((resolve) => setImmediate(resolve)) };
+  const many = (n: number): KafkaMessage[] => Array.from({ length: n }, (_, i) => message(i, i % 2 === 0 ? 'a' : 'b'));
+  /**
+   * Calls `look` at every turn of the event loop until `run` ends (the first before the
+   * handler's own first turn); on the code before, the handler never let the loop turn.
+   */
+  const atEveryTurn = async (run: () => Promise<void>, look: () => void): Promise<void> => {
+    let done = false;
+    const tick = (): void => {
+      if (done) return;
+      look();
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await run();
+    done = true;
+  };
+
+  it('takes it in one go while the loop is not due to turn', async () => {
+    const t = setup({ source: ingressSource, turns: { due: () => false, turn: due.turn } });
+    const n = 3 * LOOK_EVERY;
+    const turns: number[] = [];
+    await atEveryTurn(() => t.run('in', many(n)), () => turns.push(t.dispatched.length));
+    expect(turns).toEqual([]);
+    expect(t.dispatched).toHaveLength(n);
+    expect(t.resolved).toEqual([String(n - 1)]);
+  });
+
+  it('reads and hands it over a slice at a time, in order, letting the event loop turn between two slices, and decides it in one call', async () => {
+    const t = setup({ source: ingressSource, turns: due });
+    const n = 2 * LOOK_EVERY + 5;
+    const turns: [number, number][] = [];
+    await atEveryTurn(() => t.run('in', many(n), String(n + 1)), () => turns.push([t.calls.length, t.dispatched.length]));
+    // Two turns while reading (nothing decided yet), two while handing over (a slice more each time).
+    expect(turns).toEqual([[0, 0], [0, 0], [1, LOOK_EVERY], [1, 2 * LOOK_EVERY]]);
+    expect(t.calls.map((c) => c.length)).toEqual([n]);
+    expect(t.dispatched.map((d) => Number(d.item.offset))).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(t.resolved).toEqual([String(n + 1)]);
+    t.dispatched.forEach((d) => d.ack());
+    expect(t.tracker.pending()).toEqual([{ topic: 'in', partition: 0, offset: n + 2 }]);
+    expect(t.heartbeats()).toBe(1);
+  });
+
+  type Flags = { refused: boolean; stale: boolean };
+  it.each([
+    ['the partition is refused (a graceful stop)', (_t: ReturnType<typeof setup>, flags: Flags) => void (flags.refused = true)],
+    ['the batch went stale (a rebalance, a seek)', (_t: ReturnType<typeof setup>, flags: Flags) => void (flags.stale = true)],
+    ['the hold is full', (t: ReturnType<typeof setup>) => t.hold.track(1)],
+  ])('reads nothing more once %s between two slices: takes what it read, the rest stays unresolved (fetched again)', async (_what, change) => {
+    const flags: Flags = { refused: false, stale: false };
+    const t = setup({ source: ingressSource, refuses: () => flags.refused, turns: due });
+    let turns = 0;
+    await atEveryTurn(() => t.run('in', many(LOOK_EVERY + 3), undefined, () => true, () => flags.stale), () => void (turns++ === 0 && change(t, flags)));
+    expect(t.calls.map((c) => c.length)).toEqual([LOOK_EVERY]);
+    expect(t.dispatched).toHaveLength(LOOK_EVERY);
+    expect(t.resolved).toEqual([String(LOOK_EVERY - 1)]);
+    expect(t.tracker.partition('in', 0).scheduled(LOOK_EVERY)).toBe(false);
+  });
+
+  it('hands over all it decided even when a stop comes between two slices of the hand-over', async () => {
+    let refused = false;
+    const t = setup({ source: ingressSource, refuses: () => refused, turns: due });
+    const n = 2 * LOOK_EVERY + 1;
+    await atEveryTurn(() => t.run('in', many(n)), () => void (t.calls.length > 0 && (refused = true)));
+    expect(refused).toBe(true);
+    expect(t.dispatched).toHaveLength(n);
+    expect(t.resolved).toEqual([String(n - 1)]);
+  });
+
+  it('on a tier, stops at a gate in a later slice: takes what comes before it and pauses until its turn', async () => {
+    const t = setup({ source: tierSource, turns: due });
+    const ready = Array.from({ length: LOOK_EVERY + 2 }, (_, i) => tierMessage(i, T0 - 1000, encodeParkHeaders(info({ notBefore: T0 }))));
+    const later = tierMessage(LOOK_EVERY + 2, T0, encodeParkHeaders(info({ notBefore: T0 + 5000 })));
+    await t.run(t1s.topic, [...ready, later]);
+    expect(t.dispatched).toHaveLength(LOOK_EVERY + 2);
+    expect(t.resolved).toEqual([String(LOOK_EVERY + 1)]);
+    expect(t.pauses).toHaveLength(1);
+    expect(t.tracker.partition(t1s.topic, 0).scheduled(LOOK_EVERY + 2)).toBe(false);
   });
 });
 
