@@ -30,9 +30,9 @@ import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { IdentityOptions } from '../headers/header-list';
 import type { Metrics } from '../metrics/types';
 import { type Tier, tierOfTopic } from '../park/park';
+import { LOOK_EVERY, type LoopTurns, loopTurns } from '../loop-turns';
 import type { Acks, DispatchEntry, Dispatcher } from './dispatch';
 import { type Action, afterVerdict, firstStep, type FlowItem, fromIngress, fromTier, fromUnreadable, type RoutePolicy } from './flow-item';
-import { LOOK_EVERY, type LoopTurns, loopTurns } from '../loop-turns';
 import { type PartitionPauser, readLater } from './partition-pauser';
 
 export interface SourceOptions {
@@ -64,8 +64,6 @@ export interface BatchHandlerDeps {
   refuses(topic: string, partition: number): boolean;
   /** A taken message was acknowledged (its offset may be committed). */
   acked?(): void;
-  /** The event loop's turns (default: the process's). */
-  turns?: LoopTurns;
 }
 
 export interface BatchControls {
@@ -107,7 +105,8 @@ const readOne = (
 
 /** The messages of `batch` from index `from` on, until the loop is due to turn. */
 const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchControls, now: number, from: number): Read => {
-  const { source, turns = loopTurns } = deps;
+  const { source } = deps;
+  const turns = deps.take.turns ?? loopTurns;
   const where = { topic: batch.topic, partition: batch.partition };
   const tier = tierOfTopic(source.tiers, batch.topic);
   const offsets = deps.tracker.partition(batch.topic, batch.partition);
@@ -171,7 +170,7 @@ export interface TakeDeps {
   clock: Clock;
   /** Where messages wait for a contended budget (only with `total:`). */
   budgetQueue?: BudgetQueue;
-  /** The event loop's turns (default: the process's). */
+  /** The event loop's turns while a batch is read and handed over (default: the process's). */
   turns?: LoopTurns;
 }
 
@@ -246,7 +245,7 @@ const readSliced = async (deps: BatchHandlerDeps, controls: BatchControls): Prom
   const { topic, partition } = controls.batch;
   const found = read(deps, controls, deps.clock.now(), 0);
   while (found.next !== undefined) {
-    await (deps.turns ?? loopTurns).turn();
+    await (deps.take.turns ?? loopTurns).turn();
     if (deps.refuses(topic, partition) || deps.hold.isFull()) return { ...found, next: undefined, complete: false };
     const more = read(deps, controls, deps.clock.now(), found.next);
     found.items.push(...more.items); // a later slice follows a full one: its skippedUpTo means nothing here

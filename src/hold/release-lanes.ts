@@ -6,7 +6,7 @@
  * its own slot (the instant the limiter gave it); a lane behind its slots (this process was late)
  * catches up, so a stall costs the producer nothing in the end, under three rules:
  * - **The second** (./second-rule.ts): the broker gets within any second only messages whose
- *   slots span at most SECOND_SPAN_MS. Bound: **1.1 × the rate + 1 per replica in any second**,
+ *   slots span at most SECOND_SPAN_MS, in whichever order they leave. Bound: **1.1 × the rate + 1 per replica in any second**,
  *   however late the timers fire and however long the stall.
  * - **The pace.** Inside that, a late lane releases at CATCH_UP_PACE × its own pace (the gap
  *   between its slots, at least one interval; exactly one after two slots closer than that,
@@ -26,7 +26,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, createSentClock, LANE_TOLERANCE_MS, type LateReleases, remember, SECOND_MS, SECOND_SPAN_MS, secondOf } from './second-rule';
+import { binds, COUNTED_LATE_MS, createSentClock, LANE_TOLERANCE_MS, type LateReleases, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -75,7 +75,7 @@ const SPAN_REFRESH_MS = 250;
 /** How often a lane held back by a stuck send looks again (the hold has no wake-up of its own). */
 export const STUCK_POLL_MS = 50;
 
-interface Lane {
+interface Lane extends SentMarks {
   producer: string;
   /** The slot of the lane's last release (ideal time, at most the catch-up window before the actual one). */
   last: number;
@@ -116,8 +116,8 @@ const stuck = (lane: Lane, now: number): boolean => lane.sending.length > 0 && n
 /** The slot of a queued message (`due` sets one). */
 const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
 
-/** An idle lane one interval past its last release is forgotten, unless it sent late in the last second (the rest of a stall would leave at once). */
-const expired = ({ last, spacingMs, late }: Lane, now: number): boolean => last + spacingMs < now && !binds(late, now);
+/** An idle lane one interval past its last release is forgotten, unless it sent in the last second (its marks, and the rest of a stall, would be lost). */
+const expired = (lane: Lane, now: number): boolean => lane.last + lane.spacingMs < now && !binds(lane.late, now) && !sentLately(lane, now);
 
 export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, spanOf }: {
   hold: HoldScheduler;
@@ -153,6 +153,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     if (own - lane.lastOwn < lane.spacingMs - SLOT_ROUNDING_MS) lane.mixedUntil = now + SECOND_MS;
     lane.last = slot;
     lane.lastOwn = own;
+    mark(lane, own, now);
   };
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     const own = item.slot ?? slot;
@@ -208,7 +209,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
 
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [], spanMs: SECOND_SPAN_MS, spanAt: -Infinity };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [], spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {

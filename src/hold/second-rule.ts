@@ -14,7 +14,10 @@
  *   (the broker's clock is not this one's). One that reports none
  *   counts at its release; one let through at once (`conforming`: sparse slots, whose span says
  *   nothing about their count) is not counted. Only messages counted late are remembered (one
- *   on its slot can never hold a later one back), for a second.
+ *   on its slot can never hold a later one back), for a second. The other way, a lane marks the
+ *   greatest slot it sent in the last second (`SentMarks`): a message whose slot lies more than
+ *   the span before it (a parked message back late, behind those decided after it that left on
+ *   their slots) waits until a second after that send, and what queues behind it with it.
  *
  * Bound: a producer's messages whose slots lie more than SECOND_SPAN_MS apart never reach the
  * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second. A lane
@@ -99,22 +102,49 @@ const quickest = (a: Answers, took: number, at: number): number | undefined => {
 };
 
 /**
- * The earliest instant the second rule lets a message with slot `own` leave: a second after the
- * latest release whose slot lies more than SECOND_SPAN_MS before it. Releases sent a second ago
- * bind nothing any more and are dropped.
+ * The greatest slot a lane sent while its sends came less than a second apart, and the latest of
+ * those sends: on time or late, whatever the rule counts. A message whose slot lies more than a
+ * span before it must not reach the broker in the same second (a parked message back late,
+ * behind the ones decided after it that left on their slots).
  */
-export const secondOf = (lane: { late?: LateReleases }, own: number, now: number, span = SECOND_SPAN_MS): number => {
+export interface SentMarks {
+  highOwn: number;
+  highAt: number;
+}
+
+/** A message with slot `own` of a lane leaves at `at`. */
+export const mark = (lane: SentMarks, own: number, at: number): void => {
+  lane.highOwn = lane.highAt + SECOND_MS > at ? Math.max(lane.highOwn, own) : own;
+  lane.highAt = at;
+};
+
+/** Whether a lane sent anything in the last second (it is kept until not: its marks count). */
+export const sentLately = (lane: SentMarks, now: number): boolean => lane.highAt + SECOND_MS + LANE_TOLERANCE_MS > now;
+
+/**
+ * The earliest instant the second rule lets a message with slot `own` leave, both ways: a second
+ * after the latest release whose slot lies more than `span` before it (counted late, here or by
+ * another replica), and a second after the latest whose slot lies more than `span` after it (the
+ * lane's marks; counted late elsewhere). Releases sent a second ago bind nothing any more and
+ * are dropped.
+ */
+export const secondOf = (lane: { late?: LateReleases } & SentMarks, own: number, now: number, span = SECOND_SPAN_MS): number => {
+  const after = lane.highOwn > own + span && sentLately(lane, now) ? lane.highAt + SECOND_MS + LANE_TOLERANCE_MS : -Infinity;
   const { late } = lane;
-  if (!late) return -Infinity;
+  if (!late) return after;
   if (!binds(late, now)) {
     lane.late = undefined;
-    return -Infinity;
+    return after;
   }
   for (; late.head < late.slot.length && late.slot[late.head] < own - span; late.head += 1) {
     late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
   }
   late.head = compacted(late.head, late.slot, late.sent);
-  return late.from;
+  let until = Math.max(late.from, after);
+  for (let i = late.slot.length - 1; i >= late.head && late.slot[i] > own + span; i -= 1) {
+    until = Math.max(until, late.sent[i] + SECOND_MS + LANE_TOLERANCE_MS);
+  }
+  return until;
 };
 
 /** A message of `lane` with slot `own` counts as sent late, at `at`. */

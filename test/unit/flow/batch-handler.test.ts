@@ -62,7 +62,7 @@ const setup = (options: {
   };
   const handle = createBatchHandler({
     source: options.source, take: { decider, ruleOf: () => rule, policy, clock, turns: options.turns }, dispatcher, hold, tracker, pauser, clock, metrics,
-    refuses: options.refuses ?? (() => false), turns: options.turns,
+    refuses: options.refuses ?? (() => false),
   });
   const resolved: string[] = [];
   let heartbeats = 0;

@@ -207,6 +207,36 @@ describe('when the process was late and several messages of one producer are due
     expect(t.lanes.tracked()).toBe(1);
   });
 
+  // A message parked in a retry tier comes back after its slot (the tiers' consumer was behind)
+  // while the messages decided after it left on theirs: the lane then sends a slot older than
+  // what it sent in the last second.
+  it('holds a message whose slot lies more than SECOND_SPAN_MS before one sent in the last second until a second after that send, and what queues behind it too', () => {
+    const t = setup();
+    for (let k = 0; k <= 20; k += 1) t.lanes.due('p', 50, { ...t.item(`on${k}`), slot: 10_000 + 50 * k });
+    while (t.held.length > 0) t.fire();
+    expect(at(t.sent)).toEqual(Array.from({ length: 21 }, (_, k) => 10_000 + 50 * k)); // on their slots, to 11,000
+    for (let k = 0; k < 40; k += 1) t.lanes.due('p', 50, { ...t.item(`old${k}`), slot: 5000 + 50 * k });
+    t.lanes.due('p', 50, { ...t.item('next'), slot: 11_050 });
+    while (t.held.length > 0) t.fire();
+    const times = at(t.sent);
+    expect(t.sent.map((x) => x.split('@')[0])).toEqual([...Array.from({ length: 21 }, (_, k) => `on${k}`), ...Array.from({ length: 40 }, (_, k) => `old${k}`), 'next']);
+    expect(times[21]).toBe(11_000 + 1000 + LANE_TOLERANCE_MS); // a second after the last slot that lies beyond its span
+    expect(busiestSecond([...times].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 20 + 1);
+  });
+
+  it('holds a message whose slot lies more than SECOND_SPAN_MS before one another replica counted late until a second after that one (both ways of the second)', () => {
+    const t = setup();
+    t.clock.set(10_000);
+    t.lanes.lateElsewhere('p', 10, 9000, 10_000); // the other replica: slot 9,000 sent at 10,000
+    t.lanes.due('p', 10, { ...t.item('within'), slot: 8000 }); // 1,000 ms of slots before it: leaves
+    expect(t.sent).toEqual(['within@10000']);
+    t.clock.set(10_100);
+    t.lanes.due('p', 10, { ...t.item('older'), slot: 7800 }); // 1,200 ms before it: waits
+    expect(t.sent).toEqual(['within@10000']);
+    t.fire();
+    expect(at(t.sent)[1]).toBe(11_000 + LANE_TOLERANCE_MS);
+  });
+
   it('tells (onLate) each message it counts late, with its producer, interval, slot and when it counted; nothing on time', () => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
