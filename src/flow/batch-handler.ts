@@ -106,7 +106,7 @@ const readOne = (
 /** The messages of `batch` from index `from` on, until the loop is due to turn. */
 const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchControls, now: number, from: number): Read => {
   const { source } = deps;
-  const turns = deps.take.turns ?? loopTurns;
+  const turns = turnsOf(deps.take);
   const where = { topic: batch.topic, partition: batch.partition };
   const tier = tierOfTopic(source.tiers, batch.topic);
   const offsets = deps.tracker.partition(batch.topic, batch.partition);
@@ -174,6 +174,9 @@ export interface TakeDeps {
   turns?: LoopTurns;
 }
 
+/** The loop's turns a take asks (the process's unless given). */
+const turnsOf = (take: TakeDeps): LoopTurns => take.turns ?? loopTurns;
+
 export interface Taken {
   /** How many of the items were dispatched (all, unless a stall stopped them). */
   count: number;
@@ -202,7 +205,7 @@ const firstSteps = (deps: TakeDeps, items: readonly FlowItem[]): { steps: Action
 
 /** Each item's action (after its verdict), tracked and handed to the dispatcher (in slices when the loop is due to turn), up to a stall. */
 const dispatchInOrder = async (deps: TakeDeps, dispatcher: Dispatcher, items: readonly FlowItem[], steps: readonly Action[], asked: readonly Candidate[], verdicts: readonly Verdict[], acks: Acks): Promise<Taken> => {
-  const { turns = loopTurns } = deps;
+  const turns = turnsOf(deps);
   const decidedAt = deps.clock.now();
   let v = 0;
   let entries: DispatchEntry[] = [];
@@ -245,7 +248,7 @@ const readSliced = async (deps: BatchHandlerDeps, controls: BatchControls): Prom
   const { topic, partition } = controls.batch;
   const found = read(deps, controls, deps.clock.now(), 0);
   while (found.next !== undefined) {
-    await (deps.take.turns ?? loopTurns).turn();
+    await turnsOf(deps.take).turn();
     if (deps.refuses(topic, partition) || deps.hold.isFull()) return { ...found, next: undefined, complete: false };
     const more = read(deps, controls, deps.clock.now(), found.next);
     found.items.push(...more.items); // a later slice follows a full one: its skippedUpTo means nothing here

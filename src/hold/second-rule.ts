@@ -112,14 +112,14 @@ export interface SentMarks {
   highAt: number;
 }
 
-/** A message with slot `own` of a lane leaves at `at`. */
-export const mark = (lane: SentMarks, own: number, at: number): void => {
-  lane.highOwn = lane.highAt + SECOND_MS > at ? Math.max(lane.highOwn, own) : own;
-  lane.highAt = at;
-};
-
 /** Whether a lane sent anything in the last second (it is kept until not: its marks count). */
 export const sentLately = (lane: SentMarks, now: number): boolean => lane.highAt + SECOND_MS + LANE_TOLERANCE_MS > now;
+
+/** A message with slot `own` of a lane leaves at `at`. */
+export const mark = (lane: SentMarks, own: number, at: number): void => {
+  lane.highOwn = sentLately(lane, at) ? Math.max(lane.highOwn, own) : own;
+  lane.highAt = at;
+};
 
 /**
  * The earliest instant the second rule lets a message with slot `own` leave, both ways: a second
