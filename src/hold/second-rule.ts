@@ -6,8 +6,8 @@
  *   replicas, so that is at most 1.1 × the rate + 1 in any second, however late the timers fire
  *   and however long the stall. A send that reports its acknowledgement (a message that waited
  *   for its slot) counts then, less the quickest answer of any lane in the last ten seconds
- *   (appended by then; the very first answer, with none to measure against, counts at its
- *   arrival): a release on its slot whose request waited behind a slow one is
+ *   (appended by then; the answers of a process's first second, with too few to measure
+ *   against, count at their arrival): a release on its slot whose request waited behind a slow one is
  *   appended late, together with what was released meanwhile, and what follows waits for that
  *   second to pass; a broker slow for every request delays nothing. When the answer carries
  *   the broker's append time (LogAppendTime), it counts at that, less the quickest of those
@@ -39,6 +39,14 @@ export const COUNTED_LATE_MS = SECOND_SPAN_MS - SECOND_MS - LANE_TOLERANCE_MS;
  * are quick again; a broker slow for good is measured as such after this long.
  */
 const QUICKEST_WINDOW_MS = 10_000;
+/**
+ * For this long after its first answer a process counts every answer at its arrival: the
+ * quickest of so few says nothing yet. A start answers slowly while connections and code warm
+ * up (the bench's accuracy phase: 56–184 ms in the first 200 ms, 2–3 ms a second later), and
+ * measured against the quickest of those, messages appended together 80 ms late counted on
+ * time (116 in a second at 100/s).
+ */
+export const FIRST_ANSWERS_MS = 1000;
 /**
  * A lane's messages counted late, in slot order from `head` (acknowledgements from several
  * partitions arrive out of slot order), with when each counted as sent. Those whose slot lies
@@ -76,9 +84,11 @@ interface Answers {
   took: number[];
   at: number[];
   head: number;
+  /** When the first answer arrived. */
+  first: number;
 }
 
-const newAnswers = (): Answers => ({ took: [], at: [], head: 0 });
+const newAnswers = (): Answers => ({ took: [], at: [], head: 0, first: NaN });
 
 /** Whether what a lane counted late still binds anything at `now` (a second after the latest, nothing does). */
 export const binds = (late: LateReleases | undefined, now: number): boolean =>
@@ -86,10 +96,10 @@ export const binds = (late: LateReleases | undefined, now: number): boolean =>
 
 /**
  * The quickest acknowledgement of the last QUICKEST_WINDOW_MS, `took` at `at` among them; none
- * (undefined) for the first one: nothing to measure it against yet.
+ * (undefined) in the FIRST_ANSWERS_MS from the first one: too few to measure against yet.
  */
 const quickest = (a: Answers, took: number, at: number): number | undefined => {
-  const first = a.took.length === 0;
+  if (a.took.length === 0) a.first = at;
   let n = a.took.length;
   while (n > a.head && a.took[n - 1] >= took) n -= 1;
   a.took.length = n;
@@ -98,7 +108,7 @@ const quickest = (a: Answers, took: number, at: number): number | undefined => {
   a.at.push(at);
   while (a.head < a.took.length - 2 && a.at[a.head] < at - QUICKEST_WINDOW_MS) a.head += 1;
   a.head = compacted(a.head, a.took, a.at);
-  return first ? undefined : a.took[a.head];
+  return at - a.first < FIRST_ANSWERS_MS ? undefined : a.took[a.head];
 };
 
 /**
@@ -161,7 +171,8 @@ export const remember = (lane: { late?: LateReleases }, own: number, at: number)
  * When a sent message counts for the second rule, from its release and its answer: at the
  * answer less the quickest answer of any lane in the last ten seconds; when the answer carries
  * the broker's append time, at that less the quickest of those (the broker's clock is not this
- * one's); the very first answer, with none to measure against, at its arrival.
+ * one's); in the process's first FIRST_ANSWERS_MS of answers, with too few to measure against,
+ * at its arrival.
  */
 export const createSentClock = (): ((released: number, answered: number, appendedAt?: unknown) => number) => {
   const answers = newAnswers();

@@ -534,10 +534,10 @@ describe('when a producer\'s slots come from two limiters (Redis back after the 
 });
 
 describe('when the broker answers every send of a backlogged producer 300 ms late', () => {
-  // The first answer has nothing to be measured against and counts at its arrival (a request
-  // held up at a start looks the same): what follows it a second later waits once, by less than
-  // that answer took, and the lane is on its slots again within the catch-up.
-  it('holds nothing back after its first answer: the appends are as spaced as the releases, each on its slot from the fourth second on', async () => {
+  // The answers of the first second are too few to be measured against and count at their
+  // arrival (a request held up at a start looks the same): what follows them a second later waits
+  // once, by less than those answers took, and the lane is on its slots again within the catch-up.
+  it('holds nothing back after its first second of answers: the appends are as spaced as the releases, each on its slot from the fifth second on', async () => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
@@ -553,7 +553,7 @@ describe('when the broker answers every send of a backlogged producer 300 ms lat
     });
     expect(sent).toHaveLength(500);
     expect(sent.every((at, i) => at - (1000 + 10 * i) < 300)).toBe(true);
-    expect(sent.slice(300).every((at, i) => at - (1000 + 10 * (300 + i)) <= LANE_TOLERANCE_MS)).toBe(true);
+    expect(sent.slice(400).every((at, i) => at - (1000 + 10 * (400 + i)) <= LANE_TOLERANCE_MS)).toBe(true);
   });
 });
 
@@ -620,8 +620,10 @@ const withAppendTimes = async (appendMs: (release: number) => number, answerMs: 
 
 describe('when the answers carry the broker\'s append time (a downstream topic with LogAppendTime)', () => {
   it('counts each message at its append time: answers read 500 ms late (this process busy) for messages appended on time hold nothing back', async () => {
-    // Every fifth answer is read half a second late; every append is 1 ms after its release, on a broker clock 37 ms ahead.
-    const { sent } = await withAppendTimes((release) => release + 1, (k) => (k % 5 === 0 ? 500 : 2), 37);
+    // After a first second of prompt answers (the first second counts every answer at its arrival),
+    // every fifth answer is read half a second late; every append is 1 ms after its release, on a
+    // broker clock 37 ms ahead.
+    const { sent } = await withAppendTimes((release) => release + 1, (k) => (k >= 100 && k % 5 === 0 ? 500 : 2), 37);
     expect(sent).toHaveLength(500);
     expect(sent.every((at, i) => at - (1000 + 10 * i) <= LANE_TOLERANCE_MS)).toBe(true);
   });
@@ -701,10 +703,10 @@ describe('when the broker stops answering under a backlog and comes back (an out
 describe('when the first request after a start waits (no answer yet to count against)', () => {
   /**
    * A producer at 100/s, every message due on its slot, through a sender with one request in
-   * flight: what is released while a request waits goes in the next one. The first request takes
-   * 300 ms (a start: metadata, connections), every later one 2 ms. Returns the append times.
+   * flight: what is released while a request waits goes in the next one, which takes
+   * `tookMs(now)`. Returns the append times.
    */
-  const start = async (appendTimes: boolean) => {
+  const start = async (appendTimes: boolean, tookOf: (now: number, request: number) => number) => {
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
@@ -717,7 +719,7 @@ describe('when the first request after a start waits (no answer yet to count aga
       const batch = queued;
       queued = [];
       inFlight = true;
-      const tookMs = requests++ === 0 ? 300 : 2;
+      const tookMs = tookOf(clock.now(), requests++);
       const appendAt = clock.now() + tookMs - 1;
       answers.push({
         at: clock.now() + tookMs,
@@ -743,7 +745,17 @@ describe('when the first request after a start waits (no answer yet to count aga
   };
 
   it.each([['without append times', false], ['with append times', true]])('counts what that request held up against the answers read with it: no second of appends holds more than 1.1 × the rate + 1 (%s)', async (_, appendTimes) => {
-    const appended = await start(appendTimes);
+    // The first request takes 300 ms (a start: metadata, connections), every later one 2 ms.
+    const appended = await start(appendTimes, (_now, request) => (request === 0 ? 300 : 2));
+    expect(appended).toHaveLength(500);
+    expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
+  });
+
+  // The bench's accuracy phase at a start: every request slow for the first 200 ms (56–184 ms),
+  // one slower still, then 2–3 ms. Measured against the quickest of those slow answers, what the
+  // slower one held up counted on time: 121 in a second at 100/s here, 116 in the bench.
+  it.each([['without append times', false], ['with append times', true]])('counts the answers of the first second at their arrival when every request of a start is slow: no second of appends holds more than 1.1 × the rate + 1 (%s)', async (_, appendTimes) => {
+    const appended = await start(appendTimes, (now) => (now < 1200 ? 80 : now < 1300 ? 200 : 2));
     expect(appended).toHaveLength(500);
     expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
   });
