@@ -10,8 +10,9 @@
  *   however late the timers fire and however long the stall.
  * - **The pace.** Inside that, a late lane releases at CATCH_UP_PACE × its own pace (the gap
  *   between its slots, at least one interval; exactly one after two slots closer than that,
- *   which came from two limiters), and its clock trails real time by at most CATCH_UP_MS (or
- *   half an interval): a late timer releases what fell due meanwhile at once.
+ *   which came from two limiters, or farther apart than SECOND_SPAN_MS: a hole, not a pace),
+ *   and its clock trails real time by at most CATCH_UP_MS (or half an interval): a late timer
+ *   releases what fell due meanwhile at once.
  * - **The outage.** A message counts where the broker could take it: a lane with a send
  *   unanswered for more than STUCK_MS releases nothing more until it is answered, so what went
  *   into an outage is at most STUCK_MS of sends. For CALM_MS after a send answered that late,
@@ -105,7 +106,10 @@ const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
   // a rule changed): the second rule cannot count those, so for a second after such a pair (the
   // two streams interleave) the lane keeps to one interval.
   const single = gap >= lane.spacingMs - SLOT_ROUNDING_MS && !((lane.mixedUntil ?? -Infinity) > now);
-  const pace = single ? Math.max(gap, lane.spacingMs) / CATCH_UP_PACE : lane.spacingMs;
+  // A gap wider than the second's span is no pace: slots nobody asked for (the ingress unread
+  // through a broker pause: paced at the gap, a backlogged producer lost 2 s after a 6 s pause),
+  // or another replica's stretch: told if late (the second keeps them apart), else sent before.
+  const pace = single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
   const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
   return Math.max(paced, secondOf(lane, own, now, span));
 };

@@ -34,6 +34,12 @@ const RATE = 20;
 const PAUSE_MS = 6_000;
 const LOAD = [{ id: 'busy', perSecond: 2 * RATE, seconds: 8, keys: 4 }];
 const SETTINGS = { SLUICE_RETRY_TIERS: '1s,5s', SLUICE_HOLD_MAX_MS: '5000' };
+/**
+ * The longest a producer backlogged from the resume on may go without an append: the second rule
+ * keeps slots on the two sides of the pause (none asked for in it) a second apart. Paced at that
+ * gap, the lane sent nothing for 2.0–2.4 s (quota used 70 % over the backlog, 74.5 % since).
+ */
+const QUIET_MS = 1_500;
 /** How long after the resume the busiest second is judged: what was stuck in the outage has left by then. */
 const RECOVERY_MS = 5_000;
 
@@ -56,7 +62,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('when the broker is paused for 6 s while a producer is backlogged at 20/s', () => {
-  it('loses nothing, forwards nothing twice, keeps each key in order, and from the pause until 5 s after it no second exceeds 1.15 × rate + a slot', async () => {
+  it('loses nothing, forwards nothing twice, keeps each key in order, from the pause until 5 s after it no second exceeds 1.15 × rate + a slot, and the backlog never waits 1.5 s for nothing', async () => {
     const own = services as Services;
     const s = await createBacklogScenario(kafka, {
       brokers: own.brokers, redisUrl: process.env.SLUICE_REDIS_URL ?? own.redisUrl, partitions: 2, quotas: `default:\n  rate: ${RATE}/s\n  queue: 60s\n`, settings: SETTINGS,
@@ -78,6 +84,9 @@ describe('when the broker is paused for 6 s while a producer is backlogged at 20
     const after = outcome.forwarded.filter((o) => o.producer === 'busy' && o.appendMs >= pause.from).map((o) => o.appendMs).sort((a, b) => a - b);
     const busiestAfter = maxInWindow(after.filter((t) => t < pause.to + RECOVERY_MS), 1000);
     const busiestLater = maxInWindow(after.filter((t) => t >= pause.to + RECOVERY_MS), 1000);
+    // Backlogged from the resume to its last append: the longest time with nothing appended.
+    const resumed = after.filter((t) => t >= pause.to);
+    const longestQuiet = Math.max(0, ...resumed.slice(1).map((t, i) => t - resumed[i]));
     // Where it was: appends per 500 ms from the resume on.
     const halves: number[] = [];
     for (const t of after) if (t >= pause.to) halves[Math.floor((t - pause.to) / 500)] = (halves[Math.floor((t - pause.to) / 500)] ?? 0) + 1;
@@ -87,9 +96,10 @@ describe('when the broker is paused for 6 s while a producer is backlogged at 20
     // 1.5 × rate + one slot (31; the burst was 67–71) — and prints the busiest second.
     const bound = Math.floor(1.5 * RATE) + 1;
     process.stderr.write(`\n[broker-pause] paused ${PAUSE_MS / 1000} s from ${((pause.from - offered.startedAt) / 1000).toFixed(1)} s into the load; `
-      + `${formatJudgement(j, RATE)}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${busiestAfter} (bound ${bound}; the product's ${busiestBound(RATE, 1)}), later ${busiestLater}; appends per 500 ms from the resume [${Array.from(halves, (n) => n ?? 0).join(' ')}]; all accounted for: ${complete}; `
+      + `${formatJudgement(j, RATE)}; busiest second from the pause to ${RECOVERY_MS / 1000} s after it ${busiestAfter} (bound ${bound}; the product's ${busiestBound(RATE, 1)}), later ${busiestLater}; longest without an append after the resume ${longestQuiet} ms (bound ${QUIET_MS}); appends per 500 ms from the resume [${Array.from(halves, (n) => n ?? 0).join(' ')}]; all accounted for: ${complete}; `
       + `stop: exit ${stop.code} in ${stop.ms} ms${stop.ms < 0 ? `\n${lastLines(replica).join('\n')}` : ''}\n`);
     expect({ lost: j.lost, duplicates: j.duplicates, keysOutOfOrder: j.keysOutOfOrder }).toEqual({ lost: 0, duplicates: 0, keysOutOfOrder: 0 });
     expect(busiestAfter).toBeLessThanOrEqual(bound);
+    expect(longestQuiet).toBeLessThanOrEqual(QUIET_MS);
   }, 240_000);
 });

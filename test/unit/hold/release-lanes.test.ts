@@ -268,6 +268,22 @@ describe('when the process was late and several messages of one producer are due
     expect(told).toEqual([['p', 10, 0, 1009], ['q', 10, 100, 1109]]);
   });
 
+  // The ingress unread through a 3 s broker pause: no slots were asked for in it, and when the
+  // broker is back both sides of that hole are late. Paced at the gap, the first slot after it
+  // waited 2.4 s after the last one before it (a backlogged producer lost 2 s of its quota in
+  // the broker-pause test); the second rule alone keeps them a second apart.
+  it('does not take a hole in its slots (none asked for meanwhile) for its pace: what follows it leaves a second after what came before it, at most 1.1 × the rate + 1 in any second', () => {
+    const t = setup();
+    t.clock.set(9000);
+    const slots = [...Array.from({ length: 60 }, (_, k) => 2000 + 50 * k), ...Array.from({ length: 80 }, (_, k) => 8000 + 50 * k)];
+    for (const slot of slots) t.lanes.due('p', 50, { ...t.item(String(slot)), slot });
+    while (t.held.length > 0) t.fire();
+    expect(t.sent.map((x) => Number(x.split('@')[0]))).toEqual(slots);
+    const times = at(t.sent);
+    expect(times[60] - times[59]).toBeLessThanOrEqual(1000 + LANE_TOLERANCE_MS);
+    expect(busiestSecond(times)).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 20 + 1);
+  });
+
   it('does not let timers that fire a little late slow the producer down', () => {
     const t = setup();
     for (let i = 0; i < 21; i += 1) t.lanes.due('p', 50, t.item(String(i)));
