@@ -156,7 +156,7 @@ describe('when the process was late and several messages of one producer are due
   // Each replica decides a fetch of a producer at once, so the slots come in stretches: here 25
   // (a quarter of a second at 100/s) on one replica, the next 25 on the other. One replica
   // stalls 300 ms at the start of its stretch while the other is on time on the next.
-  const stretches = (share: boolean): { times: number[]; told: number } => {
+  const stretches = (share: boolean, stretch = 25, stallMs = 300): { times: number[]; told: number } => {
     const clock = manualClock(1000);
     const held: HeldMessage[][] = [[], []];
     let told = 0;
@@ -168,15 +168,15 @@ describe('when the process was late and several messages of one producer are due
     }
     const times: number[] = [];
     for (let k = 0; k < 2000; k += 1) {
-      replicas[Math.floor(k / 25) % 2].due('p', 10, { bytes: 1, send: () => void times.push(clock.now()), evict: () => undefined, slot: 1000 + 10 * k });
+      replicas[Math.floor(k / stretch) % 2].due('p', 10, { bytes: 1, send: () => void times.push(clock.now()), evict: () => undefined, slot: 1000 + 10 * k });
     }
     for (;;) {
       const r = [0, 1].filter((i) => held[i].length > 0).sort((a, b) => Math.min(...held[a].map((m) => m.at)) - Math.min(...held[b].map((m) => m.at)))[0];
       if (r === undefined) break;
       held[r].sort((a, b) => a.at - b.at);
       const next = held[r].shift() as HeldMessage;
-      const stalled = r === 0 && next.at >= 11_000 && next.at < 11_300;
-      clock.set(Math.max(clock.now(), stalled ? 11_300 : next.at));
+      const stalled = r === 0 && next.at >= 11_000 && next.at < 11_000 + stallMs;
+      clock.set(Math.max(clock.now(), stalled ? 11_000 + stallMs : next.at));
       next.release();
     }
     return { times: times.sort((a, b) => a - b), told };
@@ -190,6 +190,15 @@ describe('when the process was late and several messages of one producer are due
     expect(shared.times[1999] - (1000 + 10 * 1999)).toBeLessThanOrEqual(10); // caught up by the end
     // Each alone keeps only its own second: together they sent more.
     expect(busiestSecond(stretches(false).times)).toBeGreaterThan((SECOND_SPAN_MS / 1000) * 100 + 2);
+  });
+
+  // Stretches wider than the second's span (150 slots, 1.5 s) are no pace for the lane that is
+  // late: after a 2 s stall it sends its next stretch as soon as the second allows.
+  it('with stretches wider than SECOND_SPAN_MS and one replica stalled 2 s: together at most 1.1 × the rate + a slot each in any second', () => {
+    const shared = stretches(true, 150, 2000);
+    expect(shared.times).toHaveLength(2000);
+    expect(shared.told).toBeGreaterThan(0);
+    expect(busiestSecond(shared.times)).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 2);
   });
 
   it('remembers what another replica counted late: a message whose slot lies more than SECOND_SPAN_MS after it waits until a second after it was sent; one within the span leaves on its slot', () => {
