@@ -22,7 +22,7 @@ import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
-import { LANE_TOLERANCE_MS } from '../hold/second-rule';
+import { COUNTED_LATE_MS, LANE_TOLERANCE_MS } from '../hold/second-rule';
 import type { Metrics } from '../metrics/types';
 import type { DeadLetterReason, ParkInfo } from '../park/park';
 import type { MessageWriter } from '../produce/batch-sender';
@@ -82,6 +82,12 @@ export interface Dispatcher {
   /** The group joined: forward again; park what is still held for partitions lost. */
   resume(lost: (owner: string) => boolean): void;
 }
+
+/**
+ * A decision that came back more than COUNTED_LATE_MS after its slot (a slow round, a start): let
+ * through at once and uncounted, a fetch's worth of one producer's slots would go together.
+ */
+const decidedLate = (slot: number | undefined, now: number): boolean => slot !== undefined && now - slot > COUNTED_LATE_MS;
 
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
@@ -193,11 +199,17 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     enter();
   };
 
-  const release = (item: FlowItem, at: number, attempt: number, spacingMs: number, ack: () => void): void => {
+  const release = (item: FlowItem, at: number, attempt: number, spacingMs: number, ack: () => void, slot = at): void => {
     const { producer } = item.info;
     // Waited more than two intervals (and the limiter's rounding to whole milliseconds), or parked.
     const queued = item.fromTier || at - clock.now() > 2 * spacingMs + LANE_TOLERANCE_MS;
-    if (at <= clock.now() && !heldOf.has(producer)) return toLane(item, attempt, at, spacingMs, queued, ack);
+    if (at <= clock.now() && !heldOf.has(producer)) {
+      // Ingress decided after its slot (a slow round): its lane gets that slot, and counts it like
+      // any late release when it is later than the second rule lets pass uncounted. (A retry
+      // decided as of its turn keeps the instant it is released at, as before.)
+      if (item.fromTier) return toLane(item, attempt, at, spacingMs, queued, ack);
+      return toLane(item, attempt, slot, spacingMs, queued || decidedLate(slot, clock.now()), ack);
+    }
     heldOf.set(producer, (heldOf.get(producer) ?? 0) + 1);
     hold.add({
       at,
@@ -244,7 +256,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       case 'wait-budget':
         return waitBudget(item, action, ack);
       case 'release':
-        return release(item, action.at, action.attempt, action.spacingMs, ack);
+        return release(item, action.at, action.attempt, action.spacingMs, ack, action.slot);
       case 'wait':
         return wait(item, action.until, ack);
       case 'park':
@@ -304,7 +316,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
         // the producer's order.
         if (action.kind === 'release' && !frozen && !item.fromTier && action.at <= now && !heldOf.has(item.info.producer)
-          && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
+          && !decidedLate(action.slot, now) && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
         else dispatch(item, action, () => acks.ack(item));
       }
       if (unit.length > 0) forwardTogether(unit, acks, now);

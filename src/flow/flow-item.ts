@@ -171,8 +171,11 @@ export interface RoutePolicy {
 export type Action =
   /** Decide (again); `asOf`: as of this instant (a retry a little late keeps its turn's time). */
   | { kind: 'decide'; asOf?: number }
-  /** Downstream at `at`, kept `spacingMs` after its producer's previous release. */
-  | { kind: 'release'; at: number; attempt: number; spacingMs: number }
+  /**
+   * Downstream at `at`, kept `spacingMs` after its producer's previous release. `slot`: the
+   * limiter's instant when the decision came back after it (a slow round), `at` being now.
+   */
+  | { kind: 'release'; at: number; attempt: number; spacingMs: number; slot?: number }
   /** A tier write; `moved`: a hop or a park-back (no new outcome). */
   | { kind: 'park'; tier: Tier; info: ParkInfo; moved: boolean }
   /** Not due yet: wait in memory until `until`, then route again. */
@@ -253,7 +256,10 @@ export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?:
 const settle = (item: { fromTier: boolean; info: ParkInfo }, verdict: Verdict, now: number, policy: RoutePolicy): Action => {
   const { info } = item;
   const attempt = info.attempt + 1;
-  if (verdict.kind === 'forward') return { kind: 'release', at: Math.max(verdict.at, now), attempt, spacingMs: verdict.spacingMs ?? 0 };
+  if (verdict.kind === 'forward') {
+    const spacingMs = verdict.spacingMs ?? 0;
+    return verdict.at < now ? { kind: 'release', at: now, attempt, spacingMs, slot: verdict.at } : { kind: 'release', at: verdict.at, attempt, spacingMs };
+  }
   if (verdict.reason.kind === 'store-unavailable' && item.fromTier) return { kind: 'stall', until: verdict.notBefore };
   const parked: ParkInfo = { ...info, attempt, notBefore: verdict.notBefore, reason: verdict.reason };
   const tier = parkTier(policy.tiers, verdict.notBefore - now);

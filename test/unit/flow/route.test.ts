@@ -140,7 +140,8 @@ describe('afterVerdict: what a decision means', () => {
 
   it('releases an admitted one at its slot with its spacing, counting the decision', () => {
     expect(afterVerdict(parked(), forward(now + 300, 50), now, policy)).toEqual({ kind: 'release', at: now + 300, attempt: 2, spacingMs: 50 });
-    expect(afterVerdict(parked(), forward(now - 5), now, policy)).toEqual({ kind: 'release', at: now, attempt: 2, spacingMs: 0 });
+    // Decided after its slot (a slow round): released now, the slot kept for its lane.
+    expect(afterVerdict(parked(), forward(now - 5), now, policy)).toEqual({ kind: 'release', at: now, attempt: 2, spacingMs: 0, slot: now - 5 });
     expect(afterVerdict({ fromTier: false, info: info({ attempt: 0 }) }, forward(now), now, policy)).toMatchObject({ kind: 'release', attempt: 1 });
   });
 
