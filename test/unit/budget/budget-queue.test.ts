@@ -30,8 +30,18 @@ const harness = (options: { rate: number; limit?: { messages: number; bytes: num
     },
   });
   const keys = new Map<number, object>();
+  // The store decides a round at one instant (one script call): what one tick decides shares its
+  // `now`, so a clock tick between two messages cannot admit the later after refusing the earlier.
+  let tickNow: number | undefined;
+  const nowOfTick = (): number => {
+    if (tickNow === undefined) {
+      tickNow = Date.now();
+      queueMicrotask(() => void (tickNow = undefined));
+    }
+    return tickNow;
+  };
   const decide = (id: number): void => {
-    const now = Date.now();
+    const now = nowOfTick();
     const at = Math.max(now, tat);
     if (at - now > 250) {
       refusals += 1;
