@@ -19,6 +19,7 @@ import { systemClock } from '../clock';
 import { registerCodecs } from '../codecs/register-codecs';
 import type { Config } from '../config/types';
 import { SluiceError } from '../errors';
+import { createSlotLeases } from '../decide/slot-leases';
 import { coalesceDecider, createFetchDecider, createGuardedStore, createRedisStore, type FetchDecider, type GuardedStore, type RuleView, spacingOf } from '../decide/fetch-decider';
 import { createStoreClock, type StoreClock } from '../decide/store-clock';
 import type { SourceOptions } from '../flow/batch-handler';
@@ -109,7 +110,7 @@ export const limiterOn = (config: Config, deps: { store: LimiterStore; clock: St
     store, local: createMemoryStore({ clock }), policy: config.limiter.onStoreError, members: deps.members, scaleRule,
     clock, metrics: deps.metrics, logger: deps.logger, parkDelayMs: config.retry.tiers[0].delayMs,
   });
-  const decider = coalesceDecider(createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe }));
+  const decider = coalesceDecider(createFetchDecider({ store: guarded, clock, holdMaxMs: config.hold.maxMs, mode: config.mode, observe: clock.observe, leases: createSlotLeases() }));
   return { store, guarded, decider, clock };
 };
 

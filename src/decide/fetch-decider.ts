@@ -28,7 +28,7 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { SluiceError } from '../errors';
-import { reasonOf as refusalOf } from '../limit/algorithms/decide-batch';
+import { leasable, reasonOf as refusalOf } from '../limit/algorithms/decide-batch';
 import { createAnswerClock, type AnswerClock } from '../limit/answer-timeout';
 import { defineLimiterCommands, type LimiterCommands } from '../limit/lua-scripts';
 import { fingerprintDigits, producerKey } from '../limit/producer-key';
@@ -37,6 +37,7 @@ import type { Clock } from '../clock';
 import type { BatchDecision, Decision, DecideRequest, LimiterStore, LimitRule, ProducerState } from '../limit/types';
 import type { Metrics } from '../metrics/types';
 import type { ParkReason } from '../park/park';
+import { leaseSize, type SlotLeases, worthLeasing } from './slot-leases';
 
 /** The spacing a rule asks between two releases of one producer: its interval for a leaky bucket, none otherwise. */
 export const spacingOf = (rule: LimitRule): number => (rule.algorithm === 'leaky-bucket' ? rule.intervalMs : 0);
@@ -149,7 +150,8 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
       return Promise.resolve({ now, fallback: true, decisions: request.sizes.map(() => ({ admitted: false, at, reason: 'store-unavailable' })) });
     }
     const share = 1 / Math.max(1, options.members());
-    return { ...(await options.local.decide({ ...request, rule: options.scaleRule(request.rule, share) })), fallback: true };
+    // No lease from the local store: its slots are not charged where the other replicas look.
+    return { ...(await options.local.decide({ ...request, lease: undefined, rule: options.scaleRule(request.rule, share) })), fallback: true };
   };
 
   const succeeded = (): void => {
@@ -242,6 +244,7 @@ export const createFetchDecider = ({
   mode,
   maxProducersPerRound = DEFAULT_MAX_PRODUCERS_PER_ROUND,
   observe,
+  leases,
 }: {
   store: GuardedStore;
   /** The flow's clock (the store's time): instants in verdicts are on it. */
@@ -251,33 +254,85 @@ export const createFetchDecider = ({
   holdMaxMs: number;
   mode: Mode;
   maxProducersPerRound?: number;
+  /** Slots leased ahead for producers far below their rule (./slot-leases.ts); none: every message waits for its round. */
+  leases?: SlotLeases;
 }): FetchDecider => {
+  /** Whether the candidate's messages may leave on leased slots: an enforced leaky bucket of count alone worth leasing, no budget holding it back, no retry's turn. */
+  const leasing = (candidate: Candidate): boolean => {
+    const { rule } = candidate;
+    return leases !== undefined && mode === 'enforce' && !rule.shadow && !rule.waits && candidate.asOf === undefined && rule.limit !== undefined && leasable(rule.limit) && worthLeasing(rule.limit);
+  };
+
+  // Renewals of leases taken from, sent together once the code that took them has run.
+  const renewals: { producer: string; rule: LimitRule }[] = [];
+  const renew = (): void => {
+    const batch = renewals.splice(0);
+    const answered = (replies?: GuardedDecision[]): void =>
+      batch.forEach(({ producer, rule }, i) => leases?.renewalAnswered(producer, rule, replies?.[i].fallback ? undefined : replies?.[i].lease));
+    store.decideMany(batch.map(({ producer, rule }) => ({ producer, rule, sizes: [], lease: leaseSize(rule) }))).then((replies) => {
+      for (const reply of replies) if (!reply.fallback) observe?.(reply.now);
+      answered(replies);
+    }, () => answered());
+  };
+  /** The producer's lease was taken from: renewed off the messages' path when it runs low. */
+  const taken = (producer: string, rule: LimitRule, now: number): void => {
+    if (!leases?.low(producer, rule, now) || !leases.renewalOut(producer, rule)) return;
+    if (renewals.length === 0) setImmediate(renew);
+    renewals.push({ producer, rule });
+  };
+
   /** The verdicts of a round of limited producers' groups, into `verdicts` at their candidates' places. */
   const decideRound = async (round: readonly Group[], candidates: readonly Candidate[], verdicts: Verdict[]): Promise<void> => {
-    const replies = await store.decideMany(round.map(({ candidate, indexes }) => ({
-      producer: candidate.producer, rule: candidate.rule.limit as LimitRule, sizes: indexes.map((i) => candidates[i].size), asOf: candidate.asOf,
-    })));
+    const leased = round.map(({ candidate }) => leasing(candidate));
+    round.forEach(({ candidate }, g) => leased[g] && leases?.roundOut(candidate.producer));
+    let replies: GuardedDecision[] | undefined;
+    try {
+      replies = await store.decideMany(round.map(({ candidate, indexes }, g) => {
+        const rule = candidate.rule.limit as LimitRule;
+        const request = { producer: candidate.producer, rule, sizes: indexes.map((i) => candidates[i].size), asOf: candidate.asOf };
+        return leased[g] ? { ...request, lease: leaseSize(rule) } : request;
+      }));
+    } finally {
+      round.forEach(({ candidate }, g) => {
+        const reply = replies?.[g];
+        if (leased[g]) leases?.roundAnswered(candidate.producer, candidate.rule.limit as LimitRule, reply === undefined || reply.fallback ? undefined : reply.lease);
+      });
+    }
     for (const reply of replies) if (!reply.fallback) observe?.(reply.now);
     const now = clock.now();
     round.forEach(({ candidate: { rule }, indexes }, g) => {
-      const reply = replies[g];
+      const reply = (replies as GuardedDecision[])[g];
       const limit = rule.limit as LimitRule;
       const mine = mode === 'shadow' || rule.shadow ? shadowVerdicts(reply, now) : enforceVerdicts(reply, now, holdMaxMs, reply.unpaced ? 0 : spacingOf(limit));
       indexes.forEach((index, k) => (verdicts[index] = mine[k]));
     });
   };
 
+  /** The group's first messages on leased slots (verdicts set); what is left of it for a round, if anything. */
+  const onLease = (group: Group, verdicts: Verdict[], now: number): Group | undefined => {
+    const { candidate, indexes } = group;
+    const rule = candidate.rule.limit as LimitRule;
+    const slots = (leases as SlotLeases).take(candidate.producer, rule, now, indexes.length, Math.min(rule.capacityMs, holdMaxMs));
+    if (slots.length === 0) return group;
+    const spacingMs = spacingOf(rule);
+    slots.forEach((at, k) => (verdicts[indexes[k]] = { kind: 'forward', at, spacingMs }));
+    taken(candidate.producer, rule, now);
+    return slots.length < indexes.length ? { candidate, indexes: indexes.slice(slots.length) } : undefined;
+  };
+
   return {
     async decide(candidates) {
       const verdicts: Verdict[] = new Array(candidates.length);
       const limited: Group[] = [];
+      const now = clock.now();
+      leases?.sweep(now, candidates.length + 4);
       for (const group of groupByProducer(candidates)) {
         const { rule } = group.candidate;
         if (!rule.unlimited && rule.limit) {
-          limited.push(group);
+          const left = leasing(group.candidate) ? onLease(group, verdicts, now) : group;
+          if (left) limited.push(left);
           continue;
         }
-        const now = clock.now();
         for (const index of group.indexes) verdicts[index] = { kind: 'forward', at: now };
       }
       for (let start = 0; start < limited.length; start += maxProducersPerRound) {
@@ -380,9 +435,10 @@ const withTimeout = async <T>(call: Promise<T>, answers: AnswerClock, what: stri
   }
 };
 
-const toDecisions = (rule: LimitRule, reply: number[]): Decision[] => {
+/** The first k decisions of a reply (a lease's start and count may follow them). */
+const toDecisions = (rule: LimitRule, reply: number[], k: number): Decision[] => {
   const decisions: Decision[] = [];
-  for (let i = 1; i < reply.length; i += 2) {
+  for (let i = 1; i < 1 + 2 * k; i += 2) {
     const code = Number(reply[i]);
     const at = Number(reply[i + 1]);
     decisions.push(code === 0 ? { admitted: true, at } : { admitted: false, at, reason: refusalOf(rule, code - 1) });
@@ -398,25 +454,27 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
 
   const notAfterOf = (now: number | undefined): string => (clock === undefined ? '' : String(Math.floor((now ?? clock.now()) + timeoutMs + NOT_AFTER_MARGIN_MS)));
   /** decide-1.lua's ARGV for one request. */
-  const argsOf = ({ rule, sizes, now, asOf }: DecideRequest, notAfter: string): string[] => {
-    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter, asOf === undefined ? '' : String(asOf)];
+  const argsOf = ({ rule, sizes, now, asOf, lease }: DecideRequest, notAfter: string): string[] => {
+    const args = [now === undefined ? '' : String(now), ...ruleArgs(cache, rule), String(sizes.length), notAfter, asOf === undefined ? '' : String(asOf), lease ? String(lease) : ''];
     if (rule.byteIntervalMs !== undefined) for (const size of sizes) args.push(String(size));
     return args;
   };
-  const replyOf = (rule: LimitRule, reply: number[], notAfter: string): BatchDecision => {
+  const replyOf = ({ rule, sizes }: DecideRequest, reply: number[], notAfter: string): BatchDecision => {
     if (Number(reply[1]) === -1) {
       clock?.observe(Number(reply[0]));
       const late = Number(reply[0]) - Number(notAfter);
       throw new SluiceError('STORE_UNAVAILABLE', `Redis decide ran ${late} ms past its deadline (Redis was stalled) and changed nothing`, { retriable: true });
     }
-    return { now: Number(reply[0]), decisions: toDecisions(rule, reply) };
+    const k = sizes.length;
+    const decided = { now: Number(reply[0]), decisions: toDecisions(rule, reply, k) };
+    return reply.length > 1 + 2 * k ? { ...decided, lease: { start: Number(reply[1 + 2 * k]), count: Number(reply[2 + 2 * k]) } } : decided;
   };
 
   const decide = async (request: DecideRequest): Promise<BatchDecision> => {
-    if (request.sizes.length === 0) return { now: request.now ?? Date.now(), decisions: [] };
+    if (request.sizes.length === 0 && !request.lease) return { now: request.now ?? Date.now(), decisions: [] };
     const notAfter = notAfterOf(request.now);
     const reply = await withTimeout(commands.sluiceDecide(producerKey(keyPrefix, request.producer), ...argsOf(request, notAfter)), answers, 'decide');
-    return replyOf(request.rule, reply, notAfter);
+    return replyOf(request, reply, notAfter);
   };
 
   // One script call for them all (decide-many.lua): a call per producer costs this process
@@ -434,7 +492,7 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
       notAfters.push(notAfter);
     }
     const replies = await withTimeout(commands.sluiceDecideMany(keys.length, ...keys, ...args), answers, 'decide');
-    return requests.map((request, i) => replyOf(request.rule, replies[i], notAfters[i]));
+    return requests.map((request, i) => replyOf(request, replies[i], notAfters[i]));
   };
 
   const inspect = async (producer: string, rule: LimitRule, now?: number): Promise<ProducerState> => {

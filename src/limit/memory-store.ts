@@ -51,13 +51,13 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
     }
   };
 
-  const decide = async ({ producer, rule, sizes, now: given, asOf }: DecideRequest): Promise<BatchDecision> => {
+  const decide = async ({ producer, rule, sizes, now: given, asOf, lease }: DecideRequest): Promise<BatchDecision> => {
     const now = given ?? clock.now();
-    if (sizes.length === 0) return { now, decisions: [] };
-    const outcome = decideBatch(rule, live(producer, now)?.state, now, sizes, asOf);
+    if (sizes.length === 0 && !lease) return { now, decisions: [] };
+    const outcome = decideBatch(rule, live(producer, now)?.state, now, sizes, asOf, lease);
     entries.set(producer, { state: outcome.state, expiresAt: outcome.expiresAt });
     sweepStep(now);
-    return { now, decisions: outcome.decisions };
+    return outcome.lease ? { now, decisions: outcome.decisions, lease: outcome.lease } : { now, decisions: outcome.decisions };
   };
 
   const inspect = async (producer: string, rule: LimitRule, given?: number): Promise<ProducerState> => {

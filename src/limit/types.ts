@@ -40,10 +40,21 @@ export interface Decision {
   reason?: string;
 }
 
+/**
+ * Slots charged ahead for a producer far below its rule (docs/design.md "Leased slots"):
+ * `count` slots from `start` (whole ms), one interval apart, charged when granted.
+ */
+export interface Lease {
+  start: number;
+  count: number;
+}
+
 export interface BatchDecision {
   /** The store's clock when it decided (Redis TIME), so callers can convert `at` to local time. */
   now: number;
   decisions: Decision[]; // one per size, in order
+  /** Granted when the request asked for one and the producer's bucket held nothing beyond its messages. */
+  lease?: Lease;
 }
 
 export interface DecideRequest {
@@ -60,6 +71,11 @@ export interface DecideRequest {
    * limit admits at it, so no reservation made since is taken back.
    */
   asOf?: number;
+  /**
+   * Slots to lease after the messages (a leaky bucket of count alone, no windows): granted only
+   * when nothing was refused and the bucket's next free slot lies at most one interval ahead.
+   */
+  lease?: number;
 }
 
 export interface ProducerState {

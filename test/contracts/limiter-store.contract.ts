@@ -179,6 +179,41 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
       });
     });
 
+    describe('when slots are leased (docs/design.md "Leased slots")', () => {
+      const lease = (producer: string, spec: Parameters<typeof rule>[0], sizes: number[], at: number, wanted: number) =>
+        sut.store.decide({ producer, rule: rule(spec), sizes, now: T0 + at, lease: wanted });
+
+      it('grants them after the messages of a producer far below its rule, charged: the next message comes after them', async () => {
+        const first = await lease('p', { rate: '10/s', queue: 10 }, ones(1), 0, 2);
+        expect(brief(first.decisions)).toEqual(['+0']);
+        expect(first.lease).toEqual({ start: T0 + 100, count: 2 });
+        const next = await decide('p', { rate: '10/s', queue: 10 }, ones(1), 50);
+        expect(brief(next.decisions)).toEqual(['+300']);
+      });
+
+      it('grants a renewal without messages from now on an empty bucket', async () => {
+        const renewal = await lease('p', { rate: '1000/s', queue: 10 }, [], 0, 3);
+        expect(renewal).toEqual({ now: T0, decisions: [], lease: { start: T0, count: 3 } });
+        expect(brief((await decide('p', { rate: '1000/s', queue: 10 }, ones(1), 0)).decisions)).toEqual(['+3']);
+      });
+
+      it('grants none when the bucket holds more than one interval beyond now, or anything was refused', async () => {
+        const queued = await lease('p', { rate: '10/s', queue: 10 }, ones(3), 0, 2);
+        expect(brief(queued.decisions)).toEqual(['+0', '+100', '+200']);
+        expect(queued.lease).toBeUndefined();
+        const refused = await lease('q', { rate: '10/s', queue: 0 }, ones(2), 0, 2);
+        expect(brief(refused.decisions)).toEqual(['+0', 'x+100 rate']);
+        expect(refused.lease).toBeUndefined();
+        expect((await lease('q', { rate: '10/s', queue: 0 }, [], 150, 1)).lease).toBeUndefined();
+      });
+
+      it('grants none to a rule with a byte bucket, a window or a token bucket', async () => {
+        expect((await lease('b', { rate: '10/s', bytes: '1MiB/s', queue: 10 }, ones(1), 0, 1)).lease).toBeUndefined();
+        expect((await lease('w', { rate: '10/s', limits: ['1000/h'], queue: 10 }, ones(1), 0, 1)).lease).toBeUndefined();
+        expect((await lease('t', { algorithm: 'token-bucket', rate: '10/s', burst: 5 }, ones(1), 0, 1)).lease).toBeUndefined();
+      });
+    });
+
     describe('when a producer is idle', () => {
       it('forgets its state once its bucket is empty and its windows are over', async () => {
         const spec = rule({ rate: '10/s', queue: '1s', limits: ['5/m log'] });

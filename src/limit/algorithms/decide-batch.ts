@@ -4,7 +4,7 @@
  * charges nothing but the tail; after the first refusal the rest are refused too, each with
  * its own notBefore spread one cost further along the tail. Pure: the caller stores the state.
  */
-import type { Decision, LimitRule } from '../types';
+import type { Decision, Lease, LimitRule } from '../types';
 import { expiryOf, readState, type KeyState } from './key-state';
 import { leakyCharge, leakyVerdict } from './leaky-bucket';
 import { tokenCharge, tokenVerdict } from './token-bucket';
@@ -16,7 +16,24 @@ export interface BatchOutcome {
   state: KeyState;
   /** When the stored state may be dropped (epoch ms, fractional). */
   expiresAt: number;
+  lease?: Lease;
 }
+
+/** Whether a rule's slots can be leased: a leaky bucket of count alone (no bytes, no windows). */
+export const leasable = (rule: LimitRule): boolean => rule.algorithm === 'leaky-bucket' && rule.byteIntervalMs === undefined && rule.windows.length === 0;
+
+/**
+ * `wanted` slots charged after the call's messages, when the producer is far below its rule:
+ * nothing refused (no tail ahead of now) and the bucket's next free slot at most one interval
+ * ahead (everything decided leaves by then). They start at that slot (now, for an empty
+ * bucket), one interval apart; another message of the producer gets its slot after them.
+ */
+const grantLease = (rule: LimitRule, state: KeyState, now: number, wanted: number): Lease | undefined => {
+  if (!(wanted >= 1) || !leasable(rule) || state.tail > now || state.tat > now + rule.intervalMs) return undefined;
+  const start = Math.max(state.tat, now);
+  state.tat = start + wanted * rule.intervalMs;
+  return { start: Math.ceil(start), count: wanted };
+};
 
 /** docs/contract.md "Messages", `overflow:<limit>`: "rate", "bytes", or a window as the user wrote it ("1000/h"). */
 export const reasonOf = (rule: LimitRule, limit: number): string => {
@@ -84,9 +101,9 @@ export const CATCH_UP_MS = 1000;
  * `asOf` (DecideRequest.asOf, `now` when not given): a retry's earlier turn, from which its
  * buckets' slots are counted — a slot left free since then can be taken, none given since
  * (a producer whose state was forgotten counts from now). A backlogged producer's slots count
- * from CATCH_UP_MS ago at the latest.
+ * from CATCH_UP_MS ago at the latest. `lease`: slots wanted after the messages (grantLease).
  */
-export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[], asOf = now): BatchOutcome => {
+export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: number, sizes: number[], asOf = now, lease = 0): BatchOutcome => {
   const state = readState(rule, stored, now);
   // A forgotten key says nothing of the time before now: slots are counted from now.
   let from = stored === undefined ? now : asOf;
@@ -103,6 +120,7 @@ export const decideBatch = (rule: LimitRule, stored: KeyState | undefined, now: 
     decisions.push(decision);
     first = refusal;
   }
+  const granted = grantLease(rule, state, now, lease);
   const ends = rule.windows.map((limit, j) => windowEnd(limit, state.windows[j]));
-  return { decisions, state, expiresAt: expiryOf(state, ends) };
+  return { decisions, state, expiresAt: expiryOf(state, ends), ...(granted ? { lease: granted } : {}) };
 };

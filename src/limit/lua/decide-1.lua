@@ -21,11 +21,15 @@ ARGV[10] as of: a retry's earlier turn, from which its buckets' slots are counte
          taken back. A leaky bucket with refusals outstanding (tail ahead of now) counts from
          CATCH_UP ms before now at the latest: a backlogged producer's next message takes a
          slot a stall left free.
-ARGV[11 .. 10+k]  the message sizes in bytes (only when ARGV[6] is not '')
+ARGV[11] lease: slots wanted after the messages, or '' for none (docs/design.md "Leased slots").
+         Granted to a leaky bucket of count alone (no bytes, no windows) when nothing is refused
+         and the bucket's next free slot lies at most T ahead: that many slots from it (or now),
+         T apart, charged now.
+ARGV[12 .. 11+k]  the message sizes in bytes (only when ARGV[6] is not '')
 
-Reply: { now, code_1, at_1, ..., code_k, at_k }, integers. code 0: admitted, released at `at`
-(leaky: R; token: the as-of instant); code 1: refused by the rate, 2: by bytes, 2 + j: by window j (1-based),
-with notBefore `at`.
+Reply: { now, code_1, at_1, ..., code_k, at_k }, integers, then { start, count } when a lease was
+granted. code 0: admitted, released at `at` (leaky: R; token: the as-of instant); code 1: refused
+by the rate, 2: by bytes, 2 + j: by window j (1-based), with notBefore `at`.
 
 State (one string value; PX = when the buckets are empty and the windows over):
   compact   '<integer tat><fingerprint>'  when there is nothing but an integer tat
@@ -204,7 +208,7 @@ end
 local reply = { now }
 local first = nil
 for i = 1, k do
-  local size = tonumber(ARGV[10 + i]) or 0
+  local size = tonumber(ARGV[11 + i]) or 0
   if first then
     reply[#reply + 1] = first[1]
     reply[#reply + 1] = refuse(first, size)
@@ -219,6 +223,15 @@ for i = 1, k do
       reply[#reply + 1] = math.ceil(at)
     end
   end
+end
+
+-- the lease (grantLease in src/limit/algorithms/decide-batch.ts)
+local wanted = tonumber(ARGV[11])
+if wanted and wanted >= 1 and algorithm == 'l' and not byteT and #limits == 0 and tail <= now and tat <= now + T then
+  local start = math.max(tat, now)
+  tat = start + wanted * T
+  reply[#reply + 1] = math.ceil(start)
+  reply[#reply + 1] = wanted
 end
 
 -- write back, expiring when the buckets are empty and the windows over
