@@ -89,6 +89,24 @@ export interface Dispatcher {
  */
 const decidedLate = (slot: number | undefined, now: number): boolean => slot !== undefined && now - slot > COUNTED_LATE_MS;
 
+/**
+ * Producers with more than one ingress message of a fetch decided late: those go through their
+ * lane (counted late). A lone one leaves with the fetch's unit, as one on its slot: one message
+ * is no burst, and a lane made for it would be kept as long as its interval (a flood of new
+ * producers decided in many rounds made one for each: 450 bytes of heap a producer).
+ */
+const lateMany = (entries: readonly DispatchEntry[], now: number): Set<string> => {
+  const once = new Set<string>();
+  const many = new Set<string>();
+  for (const { item, action } of entries) {
+    if (action.kind !== 'release' || item.fromTier || !decidedLate(action.slot, now)) continue;
+    const { producer } = item.info;
+    if (once.has(producer)) many.add(producer);
+    else once.add(producer);
+  }
+  return many;
+};
+
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
 export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
@@ -309,6 +327,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     dispatchAll(entries, acks) {
       const now = clock.now();
       const unit: Release[] = [];
+      const late = lateMany(entries, now);
       for (const entry of entries) {
         const { item, action } = entry;
         // A message of a producer with nothing held and an idle lane, due now: the lane records
@@ -316,7 +335,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
         // the producer's order.
         if (action.kind === 'release' && !frozen && !item.fromTier && action.at <= now && !heldOf.has(item.info.producer)
-          && !decidedLate(action.slot, now) && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
+          && !late.has(item.info.producer) && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
         else dispatch(item, action, () => acks.ack(item));
       }
       if (unit.length > 0) forwardTogether(unit, acks, now);

@@ -283,6 +283,18 @@ describe('when the actions of one fetch are dispatched together', () => {
     expect(values(t.written)).toEqual(late.map((_, k) => `vp${k}`));
   });
 
+  // The bench's memory phase: 100,000 new producers, one message each, decided in many rounds of
+  // one fetch; a lane made for each late one was kept for its interval (an hour): 450 bytes of
+  // heap a producer.
+  it('sends a producer\'s lone message decided late with the fetch\'s unit, and makes no lane for it', async () => {
+    const units: string[][] = [];
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100);
+    t.dispatcher.dispatchAll(Array.from({ length: 30 }, (_, k) =>
+      entry(t, item(`p${k}`, { producer: `p${k}` }), { kind: 'release', at: T0, attempt: 1, spacingMs: 3_600_000, slot: T0 - 150 })), acks(t));
+    expect(units).toEqual([Array.from({ length: 30 }, (_, k) => `vp${k}`)]);
+    expect(t.lanes.tracked()).toBe(0);
+  });
+
   it('dead-letters a message of the unit the broker refused as too large and acknowledges the others', async () => {
     const refusal: unknown[] = [];
     refusal[1] = new SluiceError('MESSAGE_TOO_LARGE', 'too large');
