@@ -6,7 +6,7 @@
 import type Redis from 'ioredis';
 import { compileRule } from '../../src/limit/compile-rule';
 import { producerKey } from '../../src/limit/producer-key';
-import { createRedisStore } from '../../src/decide/fetch-decider';
+import { createRedisStore } from '../../src/limit/redis-store';
 
 const usedMemory = async (redis: Redis): Promise<number> => {
   const info = await redis.info('memory');

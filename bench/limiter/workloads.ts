@@ -7,7 +7,7 @@
 import type Redis from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { compileRule } from '../../src/limit/compile-rule';
-import { createRedisStore } from '../../src/decide/fetch-decider';
+import { createRedisStore } from '../../src/limit/redis-store';
 
 export const PRODUCERS = 1000;
 

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
 import { compileRule } from '../../src/limit/compile-rule';
-import { createRedisStore } from '../../src/decide/fetch-decider';
+import { createRedisStore } from '../../src/limit/redis-store';
 import { createRedisClient } from '../../src/limit/redis-client';
 import { fingerprintDigits, producerKey } from '../../src/limit/producer-key';
 import type { LimitRule } from '../../src/limit/types';

@@ -5,7 +5,7 @@
  * (LimiterStore.inspect), the quota and weight from the demo quota file.
  */
 import { createRedisClient } from '../../src/limit/redis-client';
-import { createRedisStore } from '../../src/decide/fetch-decider';
+import { createRedisStore } from '../../src/limit/redis-store';
 import { loadQuotas, resolveRule } from '../../src/rules';
 import type { DemoProducer } from './demo-plan';
 import type { ProducerRow } from './demo-table';

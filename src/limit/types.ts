@@ -1,7 +1,7 @@
 /**
  * The limiter's contract with the rest of sluice. A rule is compiled once from the quota
  * file (compile-rule.ts) into plain numbers; a store decides ordered batches of one
- * producer's messages against it in one atomic step (memory-store.ts; the Redis store in src/decide/fetch-decider.ts).
+ * producer's messages against it in one atomic step (memory-store.ts, redis-store.ts).
  * All instants are integer epoch milliseconds on the store's clock (Redis TIME for Redis).
  */
 

@@ -2,7 +2,7 @@
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { producerKey } from '../../../src/limit/producer-key';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { createRedisClient } from '../../../src/limit/redis-client';
 import { randomKeyPrefix, redisClusterNodes, redisUrl } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';

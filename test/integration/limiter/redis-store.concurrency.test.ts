@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import type { BatchDecision } from '../../../src/limit/types';
 import { randomKeyPrefix, redisUrl } from '../../helpers/redis';
 import { checkBounds } from '../../contracts/limiter-properties';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { compileRule } from '../../../src/limit/compile-rule';
 import { producerKey } from '../../../src/limit/producer-key';
 import type { DecideRequest, LimitRule } from '../../../src/limit/types';

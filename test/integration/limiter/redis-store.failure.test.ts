@@ -2,7 +2,7 @@ import net from 'node:net';
 import type Redis from 'ioredis';
 import { SluiceError } from '../../../src/errors';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { rule } from '../../contracts/limiter-harness';
 import { waitFor } from '../../helpers/wait';
 import { ready } from './redis-harness';

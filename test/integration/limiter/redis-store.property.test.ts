@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { randomKeyPrefix } from '../../helpers/redis';
 import { agreeWithOracle, scenarioArb } from '../../contracts/limiter-properties';
 import { bothClients } from './redis-harness';

@@ -8,7 +8,7 @@
  */
 import Redis from 'ioredis';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { NOT_AFTER_MARGIN_MS, createRedisStore } from '../../../src/decide/fetch-decider';
+import { NOT_AFTER_MARGIN_MS, createRedisStore } from '../../../src/limit/redis-store';
 import { producerKey } from '../../../src/limit/producer-key';
 import { rule } from '../../contracts/limiter-harness';
 import { startPrivateRedis, type PrivateRedis } from '../security/private-redis';

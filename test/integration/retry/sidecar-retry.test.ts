@@ -4,7 +4,7 @@
  * overflow ends in the dead-letter topic; every id comes out exactly once.
  */
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { parseQuotas, resolveRule } from '../../../src/rules';
 import { consumeAll, createKafka, headerValues, type ConsumedMessage } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';

@@ -8,7 +8,7 @@ import { loadConfig } from '../../../src/config';
 import { secretsOf } from '../../../src/config/redact';
 import { createLogger } from '../../../src/logger';
 import { createRedisClient, redisClientOptionsOf } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { rule } from '../../contracts/limiter-harness';
 import { randomKeyPrefix } from '../../helpers/names';
 import { waitFor } from '../../helpers/wait';

@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import { systemClock } from '../../../src/clock';
 import { compileRule } from '../../../src/limit/compile-rule';
 import { createRedisClient } from '../../../src/limit/redis-client';
-import { createRedisStore } from '../../../src/decide/fetch-decider';
+import { createRedisStore } from '../../../src/limit/redis-store';
 import { OTHER } from '../../../src/usage/detail-selection';
 import { readUsage } from '../../../src/usage/read-usage';
 import { parseResolutions } from '../../../src/config/usage-resolutions';
