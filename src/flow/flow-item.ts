@@ -246,7 +246,7 @@ export const firstStep = (item: { fromTier: boolean; info: ParkInfo; malformed?:
     return { kind: 'park', tier: hopTier(policy.tiers, left, policy.holdMaxMs), info, moved: true };
   }
   if (info.reason.kind === 'delayed') {
-    if (-left <= OUTAGE_MS) return { kind: 'release', at: Math.max(info.notBefore, now), attempt: info.attempt, spacingMs: spacing(rule) };
+    if (-left <= OUTAGE_MS) return { kind: 'release', at: Math.max(info.notBefore, now), attempt: info.attempt, spacingMs: spacing(rule), slot: undefined };
   } else if (left > 0) return { kind: 'wait', until: info.notBefore };
   if (expired) return { kind: 'dead-letter', reason: expired, info };
   return -left <= AS_OF_MS ? { kind: 'decide', asOf: info.notBefore } : { kind: 'decide' };
@@ -258,7 +258,8 @@ const settle = (item: { fromTier: boolean; info: ParkInfo }, verdict: Verdict, n
   const attempt = info.attempt + 1;
   if (verdict.kind === 'forward') {
     const spacingMs = verdict.spacingMs ?? 0;
-    return verdict.at < now ? { kind: 'release', at: now, attempt, spacingMs, slot: verdict.at } : { kind: 'release', at: verdict.at, attempt, spacingMs };
+    // `slot` in both: one hidden class for every release (the dispatcher's code stays optimized).
+    return verdict.at < now ? { kind: 'release', at: now, attempt, spacingMs, slot: verdict.at } : { kind: 'release', at: verdict.at, attempt, spacingMs, slot: undefined };
   }
   if (verdict.reason.kind === 'store-unavailable' && item.fromTier) return { kind: 'stall', until: verdict.notBefore };
   const parked: ParkInfo = { ...info, attempt, notBefore: verdict.notBefore, reason: verdict.reason };

@@ -89,7 +89,7 @@ interface Lane extends SentMarks {
   /** Whether its head's slot is waiting in the hold scheduler. */
   armed: boolean;
   /** Until when it keeps to one interval: it released two slots closer than that (two limiters). */
-  mixedUntil?: number;
+  mixedUntil: number;
   /** The release instants of its sends not answered yet, oldest first (it is kept until they are: their answers count). */
   sending: number[];
   /** Its messages counted late in the last second (none: undefined). */
@@ -105,7 +105,7 @@ const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
   // Slots closer than an interval came from two limiters (the local fallback's beside Redis's,
   // a rule changed): the second rule cannot count those, so for a second after such a pair (the
   // two streams interleave) the lane keeps to one interval.
-  const single = gap >= lane.spacingMs - SLOT_ROUNDING_MS && !((lane.mixedUntil ?? -Infinity) > now);
+  const single = gap >= lane.spacingMs - SLOT_ROUNDING_MS && !(lane.mixedUntil > now);
   // A gap wider than the second's span is no pace: slots nobody asked for (the ingress unread
   // through a broker pause: paced at the gap, a backlogged producer lost 2 s after a 6 s pause),
   // or another replica's stretch: told if late (the second keeps them apart), else sent before.
@@ -213,7 +213,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
 
   /** The producer's lane, made if need be and moved to the newest end (older idle lanes pruned). */
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, sending: [], spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity };
+    // Every field in the literal, none added later: one hidden class for every lane, so the
+    // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {
