@@ -43,6 +43,12 @@ export interface ThroughputSummary extends ThroughputCase {
   /** Of the CPU, V8's helper threads (optimizing compiler, concurrent and parallel gc); absent off Linux. */
   sluiceHelperCpuSecPerMillion?: Summary;
   pipeHelperCpuSecPerMillion?: Summary;
+  /** The same from the moment half the messages were downstream (warmed up): CPU per message of each side, sluice ÷ pipe paired, and the helper threads' part. */
+  sluiceSecondHalfCpuSecPerMillion: Summary;
+  pipeSecondHalfCpuSecPerMillion: Summary;
+  secondHalfCpuRatio: Summary;
+  sluiceSecondHalfHelperCpuSecPerMillion?: Summary;
+  pipeSecondHalfHelperCpuSecPerMillion?: Summary;
   scriptCallsPerMessage: Summary;
   /** Script calls seen during pipe runs (which make none): other users of the shared Redis. */
   backgroundCallsPerMessage: Summary;
@@ -103,6 +109,13 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
     ...(runs.every((r) => r.helperCpuSecPerMillion !== undefined) ? {
       sluiceHelperCpuSecPerMillion: summarize(s.map((r) => r.helperCpuSecPerMillion as number)),
       pipeHelperCpuSecPerMillion: summarize(p.map((r) => r.helperCpuSecPerMillion as number)),
+    } : {}),
+    sluiceSecondHalfCpuSecPerMillion: summarize(s.map((r) => r.secondHalfCpuSecPerMillion)),
+    pipeSecondHalfCpuSecPerMillion: summarize(p.map((r) => r.secondHalfCpuSecPerMillion)),
+    secondHalfCpuRatio: pairwise(s.map((r) => r.secondHalfCpuSecPerMillion), p.map((r) => r.secondHalfCpuSecPerMillion), (a, b) => a / b),
+    ...(runs.every((r) => r.secondHalfHelperCpuSecPerMillion !== undefined) ? {
+      sluiceSecondHalfHelperCpuSecPerMillion: summarize(s.map((r) => r.secondHalfHelperCpuSecPerMillion as number)),
+      pipeSecondHalfHelperCpuSecPerMillion: summarize(p.map((r) => r.secondHalfHelperCpuSecPerMillion as number)),
     } : {}),
     scriptCallsPerMessage: summarize(s.map((r) => r.scriptCallsPerMessage)),
     backgroundCallsPerMessage: summarize(p.map((r) => r.scriptCallsPerMessage)),

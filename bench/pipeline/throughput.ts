@@ -4,7 +4,9 @@
  * message sent twice is no progress) between the broker append times of the first downstream
  * record and of the one that brought the last new id (group join excluded). CPU time is the
  * side's whole run, from its start until the last id was downstream, per message, and the part
- * of it on V8's helper threads (compiler, gc; Linux). Beside them:
+ * of it on V8's helper threads (compiler, gc; Linux); and the same for the run's second half
+ * alone (from the moment half the messages were downstream: the side warmed up, its hot code
+ * compiled). Beside them:
  * the Redis script calls of the whole run, duplicates, and the load average as the run ended.
  * A case has a shape: producers, headers per message (3: the bench's own) and ingress
  * partitions (8); MB/s counts key + value + header names and values as the producer wrote them.
@@ -26,6 +28,9 @@ export interface ThroughputRun {
   cpuSecPerMillion: number;
   /** Of it, V8's helper threads (optimizing compiler, concurrent and parallel gc); Linux only. */
   helperCpuSecPerMillion?: number;
+  /** CPU per message from the moment half the messages were downstream to the end (warmed up), and of it the helper threads'. */
+  secondHalfCpuSecPerMillion: number;
+  secondHalfHelperCpuSecPerMillion?: number;
   scriptCallsPerMessage: number;
   /** Limiter store calls that failed (timed out) and were answered by limiter.onStoreError. */
   storeErrors: number;
@@ -49,9 +54,14 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     : await watchRun({ redis: ctx.redis, redisUrl: ctx.services.redisUrl, port: side.httpPort, logFile: side.logFile, timeoutMs });
   try {
     const deadline = Date.now() + 300_000;
+    let half: { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number } | undefined;
     // Offsets first (cheap, while the side works); then the ids, read once the side is done.
     for (let n = 0; n < count; n = await ctx.book.total(downstream)) {
       if (Date.now() > deadline) throw new Error(`${kind}: only ${n} of ${count} messages downstream after 300 s`);
+      if (half === undefined && n >= count / 2) {
+        const usage = await side.usage();
+        half = { usage, downstream: (n + (await ctx.book.total(downstream))) / 2 }; // the count as the probe answered, about
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
     let cpu = await side.usage();
@@ -60,9 +70,16 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     if (ids.duplicates > 0) cpu = await side.usage(); // it went on until the last new id
     const calls = (await scriptCalls(ctx.redis)) - callsBefore;
     const msgsPerSec = ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs);
+    const from = half ?? { usage: { cpuMicros: 0, mainCpuMicros: 0 }, downstream: 0 };
+    const rest = Math.max(1, count - from.downstream);
+    const helperMicros = (u: { cpuMicros: number; mainCpuMicros?: number }): number | undefined => (u.mainCpuMicros === undefined ? undefined : u.cpuMicros - u.mainCpuMicros);
+    const helperNow = helperMicros(cpu);
+    const helperThen = helperMicros(from.usage);
     return {
       side: kind, msgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
-      helperCpuSecPerMillion: cpu.mainCpuMicros === undefined ? undefined : (cpu.cpuMicros - cpu.mainCpuMicros) / count,
+      helperCpuSecPerMillion: helperNow === undefined ? undefined : helperNow / count,
+      secondHalfCpuSecPerMillion: (cpu.cpuMicros - from.usage.cpuMicros) / rest,
+      secondHalfHelperCpuSecPerMillion: helperNow === undefined || helperThen === undefined ? undefined : (helperNow - helperThen) / rest,
       scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0], watch,
     };
   } finally {
