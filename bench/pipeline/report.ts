@@ -35,7 +35,9 @@ export const renderTable = (r: BenchResult): string => {
     }
     const helper = t.sluiceSecondHalfHelperCpuSecPerMillion && t.pipeSecondHalfHelperCpuSecPerMillion
       ? `; helper threads ${sum(t.sluiceSecondHalfHelperCpuSecPerMillion, 1)} and ${sum(t.pipeSecondHalfHelperCpuSecPerMillion, 1)}` : '';
-    rows.push([`CPU s / 1M messages in each run's second half (warmed up), ${caseLabel(t)}`, sum(t.sluiceSecondHalfCpuSecPerMillion, 1), sum(t.pipeSecondHalfCpuSecPerMillion, 1), `× ${sum(t.secondHalfCpuRatio, 2)}${helper}`, 'reported', '']);
+    if (t.sluiceSecondHalfCpuSecPerMillion && t.pipeSecondHalfCpuSecPerMillion && t.secondHalfCpuRatio) {
+      rows.push([`CPU s / 1M messages in each run's second half (warmed up), ${caseLabel(t)}`, sum(t.sluiceSecondHalfCpuSecPerMillion, 1), sum(t.pipeSecondHalfCpuSecPerMillion, 1), `× ${sum(t.secondHalfCpuRatio, 2)}${helper}`, 'reported', '']);
+    }
     const b = t.baseline;
     if (b) {
       rows.push([`CPU s / 1M messages, ${caseLabel(t)}, baseline ${baselineRoot}`, sum(b.cpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), `× ${sum(b.cpuRatio, 2)} the pipe's; sluice ÷ baseline × ${sum(b.sluiceCpuOverBaseline, 2)}`, 'reported', '']);

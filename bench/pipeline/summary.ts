@@ -44,9 +44,9 @@ export interface ThroughputSummary extends ThroughputCase {
   sluiceHelperCpuSecPerMillion?: Summary;
   pipeHelperCpuSecPerMillion?: Summary;
   /** The same from the moment half the messages were downstream (warmed up): CPU per message of each side, sluice ÷ pipe paired, and the helper threads' part. */
-  sluiceSecondHalfCpuSecPerMillion: Summary;
-  pipeSecondHalfCpuSecPerMillion: Summary;
-  secondHalfCpuRatio: Summary;
+  sluiceSecondHalfCpuSecPerMillion?: Summary;
+  pipeSecondHalfCpuSecPerMillion?: Summary;
+  secondHalfCpuRatio?: Summary;
   sluiceSecondHalfHelperCpuSecPerMillion?: Summary;
   pipeSecondHalfHelperCpuSecPerMillion?: Summary;
   scriptCallsPerMessage: Summary;
@@ -110,9 +110,11 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
       sluiceHelperCpuSecPerMillion: summarize(s.map((r) => r.helperCpuSecPerMillion as number)),
       pipeHelperCpuSecPerMillion: summarize(p.map((r) => r.helperCpuSecPerMillion as number)),
     } : {}),
-    sluiceSecondHalfCpuSecPerMillion: summarize(s.map((r) => r.secondHalfCpuSecPerMillion)),
-    pipeSecondHalfCpuSecPerMillion: summarize(p.map((r) => r.secondHalfCpuSecPerMillion)),
-    secondHalfCpuRatio: pairwise(s.map((r) => r.secondHalfCpuSecPerMillion), p.map((r) => r.secondHalfCpuSecPerMillion), (a, b) => a / b),
+    ...(runs.every((r) => r.secondHalfCpuSecPerMillion !== undefined) ? {
+      sluiceSecondHalfCpuSecPerMillion: summarize(s.map((r) => r.secondHalfCpuSecPerMillion as number)),
+      pipeSecondHalfCpuSecPerMillion: summarize(p.map((r) => r.secondHalfCpuSecPerMillion as number)),
+      secondHalfCpuRatio: pairwise(s.map((r) => r.secondHalfCpuSecPerMillion as number), p.map((r) => r.secondHalfCpuSecPerMillion as number), (a, b) => a / b),
+    } : {}),
     ...(runs.every((r) => r.secondHalfHelperCpuSecPerMillion !== undefined) ? {
       sluiceSecondHalfHelperCpuSecPerMillion: summarize(s.map((r) => r.secondHalfHelperCpuSecPerMillion as number)),
       pipeSecondHalfHelperCpuSecPerMillion: summarize(p.map((r) => r.secondHalfHelperCpuSecPerMillion as number)),

@@ -29,7 +29,7 @@ export interface ThroughputRun {
   /** Of it, V8's helper threads (optimizing compiler, concurrent and parallel gc); Linux only. */
   helperCpuSecPerMillion?: number;
   /** CPU per message from the moment half the messages were downstream to the end (warmed up), and of it the helper threads'. */
-  secondHalfCpuSecPerMillion: number;
+  secondHalfCpuSecPerMillion?: number;
   secondHalfHelperCpuSecPerMillion?: number;
   scriptCallsPerMessage: number;
   /** Limiter store calls that failed (timed out) and were answered by limiter.onStoreError. */
@@ -70,16 +70,16 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     if (ids.duplicates > 0) cpu = await side.usage(); // it went on until the last new id
     const calls = (await scriptCalls(ctx.redis)) - callsBefore;
     const msgsPerSec = ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs);
-    const from = half ?? { usage: { cpuMicros: 0, mainCpuMicros: 0 }, downstream: 0 };
-    const rest = Math.max(1, count - from.downstream);
+    // No second half when the count went from below half to all between two looks (a tiny run).
+    const rest = half === undefined ? undefined : Math.max(1, count - half.downstream);
     const helperMicros = (u: { cpuMicros: number; mainCpuMicros?: number }): number | undefined => (u.mainCpuMicros === undefined ? undefined : u.cpuMicros - u.mainCpuMicros);
     const helperNow = helperMicros(cpu);
-    const helperThen = helperMicros(from.usage);
+    const helperThen = half && helperMicros(half.usage);
     return {
       side: kind, msgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
       helperCpuSecPerMillion: helperNow === undefined ? undefined : helperNow / count,
-      secondHalfCpuSecPerMillion: (cpu.cpuMicros - from.usage.cpuMicros) / rest,
-      secondHalfHelperCpuSecPerMillion: helperNow === undefined || helperThen === undefined ? undefined : (helperNow - helperThen) / rest,
+      secondHalfCpuSecPerMillion: half && rest ? (cpu.cpuMicros - half.usage.cpuMicros) / rest : undefined,
+      secondHalfHelperCpuSecPerMillion: helperNow === undefined || helperThen === undefined || !rest ? undefined : (helperNow - helperThen) / rest,
       scriptCallsPerMessage: calls / count, storeErrors: await side.storeErrors(), duplicates: ids.duplicates, loadAverage: os.loadavg()[0], watch,
     };
   } finally {
