@@ -14,7 +14,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
-# kafkajs carries one patch (patches/): its header decoder, made linear.
+# kafkajs carries one patch (patches/, docs/kafkajs.md): linear header and varint code, a native CRC-32C.
 RUN npm ci --ignore-scripts --no-audit --no-fund && npx patch-package
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
