@@ -53,6 +53,8 @@ export const renderTable = (r: BenchResult): string => {
   for (const [l, what, target] of latencies) {
     rows.push([`latency p50 at ${l.rate} msg/s, ${what} (ms)`, sum(l.sluiceP50Ms), sum(l.pipeP50Ms), `added ${sum(l.p50AddedMs)}`, `≤ ${target} ms added`, check(l.p50AddedMs.median <= target)]);
     rows.push([`latency p99 at ${l.rate} msg/s, ${what} (ms)`, sum(l.sluiceP99Ms), sum(l.pipeP99Ms), `added ${sum(l.p99AddedMs)}`, 'reported', '']);
+    const seconds = (v: readonly number[]): string => v.map((ms) => (Number.isFinite(ms) ? String(Math.round(ms)) : '–')).join(' · ');
+    rows.push([`latency p50 second by second at ${l.rate} msg/s, ${what} (ms, from the load's first second; median over runs)`, seconds(l.sluiceP50BySecondMs), seconds(l.pipeP50BySecondMs), '', 'reported', '']);
     if (l.baseline) {
       rows.push([`latency p50 / p99 at ${l.rate} msg/s, ${what}, baseline ${baselineRoot} (ms)`, `${sum(l.baseline.p50Ms)} / ${sum(l.baseline.p99Ms)}`, '', `added ${sum(l.baseline.p50AddedMs)} / ${sum(l.baseline.p99AddedMs)}`, 'reported', '']);
     }

@@ -7,7 +7,7 @@ import type { AccuracyRun } from './accuracy';
 import type { BacklogRun } from './backlog';
 import type { LatencyRun } from './latency';
 import type { MemoryResult } from './memory';
-import { pairwise, summarize, type Summary } from './stats';
+import { median, pairwise, summarize, type Summary } from './stats';
 import type { ThroughputCase, ThroughputRun } from './throughput';
 import type { TimeoutWatch } from './timeout-watch';
 import { PARTITIONS } from './topics';
@@ -138,9 +138,16 @@ export interface LatencySummary {
   pipeP99Ms: Summary;
   p50AddedMs: Summary;
   p99AddedMs: Summary;
+  /** p50 of each second of the load (second 0 included), the median over each side's runs. */
+  sluiceP50BySecondMs: number[];
+  pipeP50BySecondMs: number[];
   /** The baseline sidecar (BENCH_BASELINE_ROOT) in the same rounds; added = baseline − pipe. */
   baseline?: { p50Ms: Summary; p99Ms: Summary; p50AddedMs: Summary; p99AddedMs: Summary };
 }
+
+/** Second by second, the median over runs of each run's p50 in that second. */
+const bySecond = (runs: readonly LatencyRun[]): number[] =>
+  Array.from({ length: Math.max(0, ...runs.map((r) => r.p50BySecondMs.length)) }, (_, i) => median(runs.map((r) => r.p50BySecondMs[i]).filter((v) => Number.isFinite(v))));
 
 export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): LatencySummary => {
   const s = sideOf(runs, 'sluice');
@@ -154,6 +161,8 @@ export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): Lat
     pipeP99Ms: summarize(p.map((r) => r.p99Ms)),
     p50AddedMs: pairwise(s.map((r) => r.p50Ms), p.map((r) => r.p50Ms), (x, y) => x - y),
     p99AddedMs: pairwise(s.map((r) => r.p99Ms), p.map((r) => r.p99Ms), (x, y) => x - y),
+    sluiceP50BySecondMs: bySecond(s),
+    pipeP50BySecondMs: bySecond(p),
     ...(b.length > 0 ? {
       baseline: {
         p50Ms: summarize(b.map((r) => r.p50Ms)),
