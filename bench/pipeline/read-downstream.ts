@@ -51,6 +51,8 @@ export interface DistinctArrivals {
   /** Broker append time of the first record, and of the record that brought the last new id. */
   firstAppendMs: number;
   lastNewAppendMs: number;
+  /** Broker append time by which half of the distinct ids (the ceiling of distinct ÷ 2) were downstream. */
+  halfAppendMs: number;
 }
 
 /**
@@ -59,7 +61,8 @@ export interface DistinctArrivals {
  */
 export const readDistinct = async (kafka: Kafka, topic: string, expected: number, deadline: number): Promise<DistinctArrivals> => {
   const seen = new Set<string>();
-  const out: DistinctArrivals = { distinct: 0, duplicates: 0, firstAppendMs: Infinity, lastNewAppendMs: -Infinity };
+  const newAppends: number[] = [];
+  const out: DistinctArrivals = { distinct: 0, duplicates: 0, firstAppendMs: Infinity, lastNewAppendMs: -Infinity, halfAppendMs: NaN };
   await readFromStart(kafka, topic, (m) => {
     const id = String(m.headers?.['bench-seq'] ?? '');
     const appendMs = Number(m.timestamp);
@@ -67,9 +70,13 @@ export const readDistinct = async (kafka: Kafka, topic: string, expected: number
     if (seen.has(id)) out.duplicates += 1;
     else {
       seen.add(id);
+      newAppends.push(appendMs);
       out.lastNewAppendMs = Math.max(out.lastNewAppendMs, appendMs);
     }
     out.distinct = seen.size;
   }, () => seen.size >= expected, deadline, () => `${expected} distinct ids on ${topic} (got ${seen.size})`);
+  // Partitions are read in no common order: the half-way moment is the middle of the sorted times.
+  newAppends.sort((a, b) => a - b);
+  out.halfAppendMs = newAppends[Math.ceil(newAppends.length / 2) - 1] ?? NaN;
   return out;
 };

@@ -5,7 +5,7 @@
  */
 import type { AccuracyRun } from './accuracy';
 import type { BacklogRun } from './backlog';
-import type { LatencyRun } from './latency';
+import type { LatencyRun, LoadLatency } from './latency';
 import type { MemoryResult } from './memory';
 import { median, pairwise, summarize, type Summary } from './stats';
 import type { ThroughputCase, ThroughputRun } from './throughput';
@@ -36,6 +36,10 @@ export interface ThroughputSummary extends ThroughputCase {
   sluiceMbPerSec: Summary;
   pipeMbPerSec: Summary;
   ratio: Summary;
+  /** The rate over each run's second half of the ids (warmed up), and sluice ÷ pipe paired round by round. */
+  sluiceSecondHalfMsgsPerSec: Summary;
+  pipeSecondHalfMsgsPerSec: Summary;
+  secondHalfRatio: Summary;
   sluiceCpuSecPerMillion: Summary;
   pipeCpuSecPerMillion: Summary;
   /** CPU per message, sluice ÷ pipe, paired round by round. */
@@ -78,6 +82,7 @@ export const caseLabel = (t: ThroughputCase): string =>
 const sideOf = <T extends { side: string }>(runs: readonly T[], side: string): T[] => runs.filter((r) => r.side === side);
 
 const rate = (r: ThroughputRun) => r.msgsPerSec;
+const secondHalfRate = (r: ThroughputRun) => r.secondHalfMsgsPerSec;
 const cpu = (r: ThroughputRun) => r.cpuSecPerMillion;
 
 const summarizeBaseline = (b: readonly ThroughputRun[], s: readonly ThroughputRun[], p: readonly ThroughputRun[]): BaselineThroughput => ({
@@ -103,6 +108,9 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
     sluiceMbPerSec: summarize(s.map((r) => r.mbPerSec)),
     pipeMbPerSec: summarize(p.map((r) => r.mbPerSec)),
     ratio: pairwise(s.map(rate), p.map(rate), (a, b) => a / b),
+    sluiceSecondHalfMsgsPerSec: summarize(s.map(secondHalfRate)),
+    pipeSecondHalfMsgsPerSec: summarize(p.map(secondHalfRate)),
+    secondHalfRatio: pairwise(s.map(secondHalfRate), p.map(secondHalfRate), (a, b) => a / b),
     sluiceCpuSecPerMillion: summarize(s.map((r) => r.cpuSecPerMillion)),
     pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
     cpuRatio: pairwise(s.map((r) => r.cpuSecPerMillion), p.map((r) => r.cpuSecPerMillion), (a, b) => a / b),
@@ -130,8 +138,8 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
   };
 };
 
-export interface LatencySummary {
-  rate: number;
+/** One load's latency over the runs of each side. */
+export interface LoadLatencySummary {
   sluiceP50Ms: Summary;
   pipeP50Ms: Summary;
   sluiceP99Ms: Summary;
@@ -145,16 +153,23 @@ export interface LatencySummary {
   baseline?: { p50Ms: Summary; p99Ms: Summary; p50AddedMs: Summary; p99AddedMs: Summary };
 }
 
+/** The first load (each side cold) at the top level, the second (once the first was downstream) under `warm`. */
+export interface LatencySummary extends LoadLatencySummary {
+  rate: number;
+  warm: LoadLatencySummary;
+}
+
+type SideLoad = LoadLatency & { side: string };
+
 /** Second by second, the median over runs of each run's p50 in that second. */
-const bySecond = (runs: readonly LatencyRun[]): number[] =>
+const bySecond = (runs: readonly SideLoad[]): number[] =>
   Array.from({ length: Math.max(0, ...runs.map((r) => r.p50BySecondMs.length)) }, (_, i) => median(runs.map((r) => r.p50BySecondMs[i]).filter((v) => Number.isFinite(v))));
 
-export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): LatencySummary => {
+const summarizeLoad = (runs: readonly SideLoad[]): LoadLatencySummary => {
   const s = sideOf(runs, 'sluice');
   const p = sideOf(runs, 'pipe');
   const b = sideOf(runs, 'baseline');
   return {
-    rate,
     sluiceP50Ms: summarize(s.map((r) => r.p50Ms)),
     pipeP50Ms: summarize(p.map((r) => r.p50Ms)),
     sluiceP99Ms: summarize(s.map((r) => r.p99Ms)),
@@ -173,6 +188,10 @@ export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): Lat
     } : {}),
   };
 };
+
+export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): LatencySummary => ({
+  rate, ...summarizeLoad(runs), warm: summarizeLoad(runs.map((r) => ({ side: r.side, ...r.warm }))),
+});
 
 const range = (s: Summary): [number, number] => [s.min, s.max];
 
@@ -213,6 +232,7 @@ export const buildResult = (input: {
       p50AddedMsRange: range(input.latency.p50AddedMs),
       p99AddedMs: input.latency.p99AddedMs.median,
       p99AddedMsRange: range(input.latency.p99AddedMs),
+      p50AddedWarmMs: input.latency.warm.p50AddedMs.median,
       detail: input.latency,
       belowSaturation: input.latencyLow,
     } : undefined,

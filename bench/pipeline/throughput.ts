@@ -6,7 +6,8 @@
  * side's whole run, from its start until the last id was downstream, per message, and the part
  * of it on V8's helper threads (compiler, gc; Linux); and the same for the run's second half
  * alone (from the moment half the messages were downstream: the side warmed up, its hot code
- * compiled). Beside them:
+ * compiled); and likewise the rate of the second half of the ids alone (from the append time by
+ * which half of them were downstream to the last new one). Beside them:
  * the Redis script calls of the whole run, duplicates, and the load average as the run ended.
  * A case has a shape: producers, headers per message (3: the bench's own) and ingress
  * partitions (8); MB/s counts key + value + header names and values as the producer wrote them.
@@ -23,6 +24,8 @@ import { type TimeoutWatch, watchRun } from './timeout-watch';
 export interface ThroughputRun {
   side: SideKind;
   msgsPerSec: number;
+  /** The rate over the second half of the distinct ids: from the append time by which half were downstream to the last new one (warmed up). */
+  secondHalfMsgsPerSec: number;
   /** msgsPerSec × the mean message size (key + value + header names and values), in 10^6 bytes/s. */
   mbPerSec: number;
   cpuSecPerMillion: number;
@@ -70,13 +73,14 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     if (ids.duplicates > 0) cpu = await side.usage(); // it went on until the last new id
     const calls = (await scriptCalls(ctx.redis)) - callsBefore;
     const msgsPerSec = ((ids.distinct - 1) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.firstAppendMs);
+    const secondHalfMsgsPerSec = ((ids.distinct - Math.ceil(ids.distinct / 2)) * 1000) / Math.max(1, ids.lastNewAppendMs - ids.halfAppendMs);
     // No second half when the count went from below half to all between two looks (a tiny run).
     const rest = half === undefined ? undefined : Math.max(1, count - half.downstream);
     const helperMicros = (u: { cpuMicros: number; mainCpuMicros?: number }): number | undefined => (u.mainCpuMicros === undefined ? undefined : u.cpuMicros - u.mainCpuMicros);
     const helperNow = helperMicros(cpu);
     const helperThen = half && helperMicros(half.usage);
     return {
-      side: kind, msgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
+      side: kind, msgsPerSec, secondHalfMsgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
       helperCpuSecPerMillion: helperNow === undefined ? undefined : helperNow / count,
       secondHalfCpuSecPerMillion: half && rest ? (cpu.cpuMicros - half.usage.cpuMicros) / rest : undefined,
       secondHalfHelperCpuSecPerMillion: helperNow === undefined || helperThen === undefined || !rest ? undefined : (helperNow - helperThen) / rest,
