@@ -55,11 +55,12 @@ const main = async (): Promise<void> => {
     if (selected('latency')) {
       const headline = throughput.find((t) => t.headers === PLAIN_HEADERS && t.producers >= 100) ?? throughput[0];
       const rate = Math.round(headline.pipeMsgsPerSec.median / 2);
-      say(`latency: ${rate} msg/s (half the pipe's median) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
-      latency = summarizeLatency(await measureLatency(ctx, { rate, seconds: settings.latencySeconds, rounds: settings.rounds }), rate);
+      const { latencySeconds: seconds, latencyWarmSeconds: warmSeconds, rounds } = settings;
+      say(`latency: ${rate} msg/s (half the pipe's median) for ${seconds} s, then ${warmSeconds} s, ${rounds} alternations`);
+      latency = summarizeLatency(await measureLatency(ctx, { rate, seconds, warmSeconds, rounds }), { rate, seconds, warmSeconds });
       const low = settings.latencyLowRate;
-      say(`latency: ${low} msg/s (below the sidecar's saturation) for ${settings.latencySeconds} s, ${settings.rounds} alternations`);
-      latencyLow = summarizeLatency(await measureLatency(ctx, { rate: low, seconds: settings.latencySeconds, rounds: settings.rounds }), low);
+      say(`latency: ${low} msg/s (below the sidecar's saturation) for ${seconds} s, then ${warmSeconds} s, ${rounds} alternations`);
+      latencyLow = summarizeLatency(await measureLatency(ctx, { rate: low, seconds, warmSeconds, rounds }), { rate: low, seconds, warmSeconds });
     }
     const accuracyRuns = [];
     if (selected('accuracy')) {

@@ -5,8 +5,8 @@
  * each second of the load (by send time, the first second too): whether a side keeps up, falls
  * behind, or catches up once its code is warm shows there. That first load meets each side cold
  * (its code not yet compiled by V8's optimizing compiler). Once it is all downstream, the same
- * side gets a second load of the same rate and length, measured the same way (`warm`): what a
- * sidecar that has been running for a while adds.
+ * side gets a second load of the same rate for `warmSeconds`, of which the last `seconds` are
+ * measured (`warm`): what a sidecar that has been running for a while adds.
  */
 import type { BenchContext } from './context';
 import { paced } from './load';
@@ -35,14 +35,14 @@ const p50BySecond = (arrivals: readonly Arrival[], start: number, seconds: numbe
   return bySecond.map((l) => percentile(l, 50));
 };
 
-/** The latency of the messages sent from `start` to `end`, the first second left out of p50 and p99. */
-const ofLoad = (arrivals: readonly Arrival[], start: number, end: number, seconds: number): LoadLatency => {
+/** The latency of the messages sent from `start` to `end` (a load of `seconds`); p50 and p99 of those sent from `measuredFrom`. */
+const ofLoad = (arrivals: readonly Arrival[], start: number, end: number, seconds: number, measuredFrom: number): LoadLatency => {
   const sent = arrivals.filter((a) => a.sentMs >= start && a.sentMs < end);
-  const latencies = sent.filter((a) => a.sentMs >= start + 1000).map((a) => a.appendMs - a.sentMs);
+  const latencies = sent.filter((a) => a.sentMs >= measuredFrom).map((a) => a.appendMs - a.sentMs);
   return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), messages: latencies.length, p50BySecondMs: p50BySecond(sent, start, seconds) };
 };
 
-const once = async (ctx: BenchContext, kind: SideKind, rate: number, seconds: number): Promise<LatencyRun> => {
+const once = async (ctx: BenchContext, kind: SideKind, rate: number, seconds: number, warmSeconds: number): Promise<LatencyRun> => {
   const setup = ctx.sluiceSetup({ rate: '1000000/s', queue: '1m' });
   const ingress = await ctx.book.ingress('lat');
   const downstream = await ctx.book.downstream('lat-down');
@@ -55,21 +55,26 @@ const once = async (ctx: BenchContext, kind: SideKind, rate: number, seconds: nu
     written = await paced(ctx.kafka, ingress, rate, seconds * 1000, shape);
     await watchCount(() => ctx.book.total(downstream), written, { timeoutMs: 120_000 });
     warmStart = Date.now();
-    written += await paced(ctx.kafka, ingress, rate, seconds * 1000, shape);
+    written += await paced(ctx.kafka, ingress, rate, warmSeconds * 1000, shape);
     await watchCount(() => ctx.book.total(downstream), written, { timeoutMs: 120_000 });
   } finally {
     await side.stop();
   }
   const arrivals = await readDownstream(ctx.kafka, downstream, written);
-  return { side: kind, ...ofLoad(arrivals, coldStart, warmStart, seconds), warm: ofLoad(arrivals, warmStart, Infinity, seconds) };
+  return {
+    side: kind,
+    ...ofLoad(arrivals, coldStart, warmStart, seconds, coldStart + 1000), // the first second left out
+    warm: ofLoad(arrivals, warmStart, Infinity, warmSeconds, warmStart + (warmSeconds - seconds) * 1000),
+  };
 };
 
 export const measureLatency = async (
-  ctx: BenchContext, { rate, seconds, rounds }: { rate: number; seconds: number; rounds: number },
+  ctx: BenchContext, { rate, seconds, warmSeconds, rounds }: { rate: number; seconds: number; warmSeconds: number; rounds: number },
 ): Promise<LatencyRun[]> => {
+  if (warmSeconds < seconds) throw new Error(`the warm load (${warmSeconds} s) must last at least the measured ${seconds} s`);
   const runs: LatencyRun[] = [];
   for (let round = 0; round < rounds; round += 1) {
-    for (const kind of sideOrder(round)) runs.push(await once(ctx, kind, rate, seconds));
+    for (const kind of sideOrder(round)) runs.push(await once(ctx, kind, rate, seconds, warmSeconds));
   }
   return runs;
 };

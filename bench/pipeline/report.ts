@@ -56,7 +56,8 @@ export const renderTable = (r: BenchResult): string => {
   const seconds = (v: readonly number[]): string => v.map((ms) => (Number.isFinite(ms) ? String(Math.round(ms)) : '–')).join(' · ');
   for (const [l, what, target] of latencies) {
     // The first load meets each side cold; the second comes once the first is all downstream.
-    for (const [load, when] of [[l, 'each side cold'], [l.warm, 'warmed up: a second load once the first is downstream']] as const) {
+    const warmed = `warmed up: the last ${l.seconds} s of a second load of ${l.warmSeconds} s, begun once the first was downstream`;
+    for (const [load, when] of [[l, `each side cold: a load of ${l.seconds} s, its first second left out`], [l.warm, warmed]] as const) {
       rows.push([`latency p50 at ${l.rate} msg/s, ${what}, ${when} (ms)`, sum(load.sluiceP50Ms), sum(load.pipeP50Ms), `added ${sum(load.p50AddedMs)}`, `≤ ${target} ms added`, check(load.p50AddedMs.median <= target)]);
       rows.push([`latency p99 at ${l.rate} msg/s, ${what}, ${when} (ms)`, sum(load.sluiceP99Ms), sum(load.pipeP99Ms), `added ${sum(load.p99AddedMs)}`, 'reported', '']);
       rows.push([`latency p50 second by second at ${l.rate} msg/s, ${what}, ${when} (ms, from the load's first second; median over runs)`, seconds(load.sluiceP50BySecondMs), seconds(load.pipeP50BySecondMs), '', 'reported', '']);

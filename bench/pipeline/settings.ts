@@ -20,6 +20,8 @@ export interface BenchSettings {
   /** Alternations of the two sides. */
   rounds: number;
   latencySeconds: number;
+  /** The second load of each latency run, once the first is downstream; its last latencySeconds are measured (warmed up). */
+  latencyWarmSeconds: number;
   /** A second latency measurement at a rate the sidecar sustains (msg/s). */
   latencyLowRate: number;
   accuracySeconds: number;
@@ -80,6 +82,7 @@ export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
   throughputCases: parseCases(env),
   rounds: int(env, 'BENCH_ROUNDS', 5),
   latencySeconds: int(env, 'BENCH_LATENCY_SECONDS', 5),
+  latencyWarmSeconds: int(env, 'BENCH_LATENCY_WARM_SECONDS', 10),
   latencyLowRate: int(env, 'BENCH_LATENCY_LOW_RATE', 5000),
   accuracySeconds: int(env, 'BENCH_ACCURACY_SECONDS', 30),
   accuracyProducers: 10,

@@ -156,6 +156,9 @@ export interface LoadLatencySummary {
 /** The first load (each side cold) at the top level, the second (once the first was downstream) under `warm`. */
 export interface LatencySummary extends LoadLatencySummary {
   rate: number;
+  /** The first load's length, and the second's (of which the last `seconds` are measured). */
+  seconds: number;
+  warmSeconds: number;
   warm: LoadLatencySummary;
 }
 
@@ -189,8 +192,8 @@ const summarizeLoad = (runs: readonly SideLoad[]): LoadLatencySummary => {
   };
 };
 
-export const summarizeLatency = (runs: readonly LatencyRun[], rate: number): LatencySummary => ({
-  rate, ...summarizeLoad(runs), warm: summarizeLoad(runs.map((r) => ({ side: r.side, ...r.warm }))),
+export const summarizeLatency = (runs: readonly LatencyRun[], load: { rate: number; seconds: number; warmSeconds: number }): LatencySummary => ({
+  ...load, ...summarizeLoad(runs), warm: summarizeLoad(runs.map((r) => ({ side: r.side, ...r.warm }))),
 });
 
 const range = (s: Summary): [number, number] => [s.min, s.max];
