@@ -49,4 +49,23 @@ describe('when messages are produced to a topic on the real broker', () => {
     expect(new Set(messages.filter((m) => String(m.key) === 'producer-0').map((m) => m.partition)).size).toBe(1);
     expect(readForKey).toEqual(sentForKey);
   });
+
+  it('lets a connected client idle between requests: no check re-armed every millisecond (kafkajs#1556, patched)', async () => {
+    const idleTopic = await createTopic(kafka, { prefix: 'idle-timers', partitions: 1 });
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      // The broker's answers are where the loop began: each one re-armed a 1 ms check for good.
+      await producer.send({ topic: idleTopic, messages: [{ value: 'x' }] });
+      const timers = jest.spyOn(global, 'setTimeout');
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 500)); // the window observed, one timer of its own
+        expect(timers.mock.calls.length).toBeLessThan(10); // unpatched: about 450 in 500 ms
+      } finally {
+        timers.mockRestore();
+      }
+    } finally {
+      await producer.disconnect();
+    }
+  });
 });

@@ -1,4 +1,4 @@
-// patches/kafkajs+2.2.4.patch changes five parts of kafkajs 2.2.4:
+// patches/kafkajs+2.2.4.patch changes six parts of kafkajs 2.2.4:
 // - the record decoder took a record's headers with a reduce that spread the object built so far:
 //   one record with 5,000 headers took seconds of CPU, the whole sidecar stopped meanwhile
 //   (`npm run chaos`, big-records); it is linear now;
@@ -12,7 +12,11 @@
 //   the bytes in place now, and a varlong within ±2^30 as the varint it is.
 // - the record batch's CRC-32C was a JavaScript table loop over every byte produced (about
 //   2.6 ms a MiB: 650 ms of a 200,000-message run); it is @node-rs/crc32's native one when that
-//   loads (prebuilt for the common platforms), the JavaScript one otherwise.
+//   loads (prebuilt for the common platforms), the JavaScript one otherwise;
+// - the request queue re-armed its check of pending requests every millisecond while nothing
+//   was pending (a negative delay, which Node runs after 1 ms, and since Node 24 warns about):
+//   a thousand timers a second on every connection for as long as it lived (kafkajs#1556,
+//   #1704, #1751); it schedules a check only while a request is pending now.
 // These tests run kafkajs's own encoder and decoder, as the consumer and the producer do.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import fc from 'fast-check';
@@ -190,5 +194,51 @@ describe("kafkajs's CRC-32C, as patched", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("kafkajs's request queue, as patched", () => {
+  interface Queue {
+    pending: unknown[];
+    throttledUntil: number;
+    throttleCheckTimeoutId: NodeJS.Timeout | null;
+    scheduleCheckPendingRequests(): void;
+    checkPendingRequests(): void;
+    destroy(): void;
+  }
+  const RequestQueue = require('kafkajs/src/network/requestQueue') as new (options: object) => Queue;
+  const queue = (): Queue => new RequestQueue({ maxInFlightRequests: 1, requestTimeout: 1000, enforceRequestTimeout: false, clientId: 'test', broker: 'localhost:9092', logger: {} });
+  let timers: jest.SpyInstance;
+  beforeEach(() => {
+    timers = jest.spyOn(global, 'setTimeout');
+  });
+  afterEach(() => timers.mockRestore());
+
+  it('schedules no check while nothing is pending, throttled or not (it re-armed itself every millisecond)', () => {
+    const idle = queue(); // throttledUntil -1: not throttled
+    idle.checkPendingRequests(); // what every answer from the broker calls
+    idle.scheduleCheckPendingRequests();
+    const throttled = queue();
+    throttled.throttledUntil = Date.now() + 500;
+    throttled.scheduleCheckPendingRequests();
+    expect(timers).not.toHaveBeenCalled();
+    expect([idle.throttleCheckTimeoutId, throttled.throttleCheckTimeoutId]).toEqual([null, null]);
+  });
+
+  it('checks a pending request when its throttle ends, or after 10 ms without one, never after a negative delay', () => {
+    const waiting = queue();
+    waiting.pending.push({});
+    waiting.scheduleCheckPendingRequests();
+    expect(timers).toHaveBeenLastCalledWith(expect.any(Function), 10);
+    waiting.destroy();
+
+    const throttled = queue();
+    throttled.pending.push({});
+    throttled.throttledUntil = Date.now() + 500;
+    throttled.scheduleCheckPendingRequests();
+    const delay = timers.mock.calls[timers.mock.calls.length - 1][1] as number;
+    expect(delay).toBeGreaterThan(400);
+    expect(delay).toBeLessThanOrEqual(500);
+    throttled.destroy();
   });
 });
