@@ -142,12 +142,33 @@ export const encodeParkHeaders = (info: ParkInfo): [string, string][] => {
 /** User headers first (order and repeated names kept, any `sluice-*` among them dropped), then the given sluice headers. */
 export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (readonly [string, string])[]): HeaderList => appendHeaders(userHeaders, sluice);
 
-/** The value of `sluice-waited-ms` for a wait (whole milliseconds, never negative). */
-export const waitedText = (waitedMs: number): string => String(Math.max(0, Math.round(waitedMs)));
+/**
+ * The headers sluice adds to every forward, as bytes: the name once, the values of waits under
+ * a second made once each and shared. A forwarded record's list is then Buffers only, as the
+ * decoder hands the user's, so kafkajs sizes and writes every header down one path (a string
+ * among Buffers cost 0.25–0.8 µs a record in its encoder, docs/performance.md). Shared: read
+ * by the encoder, never written.
+ */
+const WAITED_NAME = Buffer.from(H.waitedMs);
+const ATTEMPT_NAME = Buffer.from(H.attempt);
+const SHARED_WAITS = 1000;
+const sharedWaited: Buffer[] = [];
+
+/** The `sluice-waited-ms` header of a wait: whole milliseconds, never negative. */
+export const waitedHeader = (waitedMs: number): Header => {
+  const ms = Math.max(0, Math.round(waitedMs));
+  if (ms >= SHARED_WAITS) return { key: WAITED_NAME, value: Buffer.from(String(ms)) };
+  const value = sharedWaited[ms] ?? (sharedWaited[ms] = Buffer.from(String(ms)));
+  return { key: WAITED_NAME, value };
+};
 
 /** Headers of a forwarded message: the user's, plus `sluice-waited-ms` and, after a retry, `sluice-attempt`. */
-export const forwardHeaders = (userHeaders: HeaderList, waitedMs: number, attempt?: number): HeaderList =>
-  appendHeaders(userHeaders, attempt === undefined ? [[H.waitedMs, waitedText(waitedMs)]] : [[H.waitedMs, waitedText(waitedMs)], [H.attempt, String(attempt)]]);
+export const forwardHeaders = (userHeaders: HeaderList, waitedMs: number, attempt?: number): HeaderList => {
+  const out = withoutSluiceHeaders(userHeaders).kept.slice();
+  out.push(waitedHeader(waitedMs));
+  if (attempt !== undefined) out.push({ key: ATTEMPT_NAME, value: Buffer.from(String(attempt)) });
+  return out;
+};
 
 const text = (values: readonly Header['value'][]): string | undefined => {
   if (values.length !== 1 || values[0] === null) return undefined;

@@ -33,7 +33,7 @@ import type { Clock } from '../clock';
 import { brokerErrorType, errorChain, SluiceError } from '../errors';
 import { asKafkaHeaders, type Header, type HeaderList, isSluiceName } from '../headers/header-list';
 import { partitionForKey } from '../park/murmur2';
-import { chooseTier, type DeadLetterReason, deadLetterMessage, forwardHeaders, H, type MessageContent, parkMessage, type ParkInfo, type Tier, waitedText } from '../park/park';
+import { chooseTier, type DeadLetterReason, deadLetterMessage, forwardHeaders, type MessageContent, parkMessage, type ParkInfo, type Tier, waitedHeader } from '../park/park';
 import { DEFAULT_MAX_BATCH_BYTES, estimateBytes, messageBytes, takeCount } from './batch-split';
 
 // ---- The writer ----
@@ -67,7 +67,7 @@ export const withWaited = (user: HeaderList, waitedMs: number): HeaderList => {
     if (isSluiceName(user[i].key)) return forwardHeaders(user, waitedMs);
     out.push(user[i]);
   }
-  out.push({ key: H.waitedMs, value: waitedText(waitedMs) });
+  out.push(waitedHeader(waitedMs));
   return out;
 };
 
@@ -96,8 +96,9 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
       const bytes: number[] = [];
       const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
         const headers = withWaited(content.headers, waitedMs);
-        // Every header is the user's (their bytes are in `size`) but sluice-waited-ms.
-        bytes.push(estimateBytes(size + H.waitedMs.length + waitedText(waitedMs).length, headers.length));
+        // Every header is the user's (their bytes are in `size`) but sluice-waited-ms, the last.
+        const waited = headers[headers.length - 1];
+        bytes.push(estimateBytes(size + waited.key.length + (waited.value?.length ?? 0), headers.length));
         return downstream(content, timestamp, headers);
       });
       return sender.sendAll(topics.downstream, built, bytes);

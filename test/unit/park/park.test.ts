@@ -15,6 +15,7 @@ import {
   tierAtMost,
   tierDueAt,
   tierOfTopic,
+  waitedHeader,
   withSluiceHeaders,
 } from '../../../src/park/park';
 
@@ -162,11 +163,35 @@ describe('when the sluice headers are malformed', () => {
 });
 
 describe('when a message is forwarded', () => {
+  const asText = (headers: HeaderList): [string, string | null][] =>
+    headers.map((h) => [h.key.toString(), h.value === null ? null : h.value.toString()]);
+
   it('keeps the user headers and adds waited-ms and, after a retry, the attempt', () => {
-    expect(forwardHeaders(list(['a', '1'], ['sluice-reason', 'delayed'], ['a', '2']), 1234.4, 3)).toEqual(
-      list(['a', '1'], ['a', '2'], ['sluice-waited-ms', '1234'], ['sluice-attempt', '3']),
+    expect(asText(forwardHeaders(list(['a', '1'], ['sluice-reason', 'delayed'], ['a', '2']), 1234.4, 3))).toEqual(
+      [['a', '1'], ['a', '2'], ['sluice-waited-ms', '1234'], ['sluice-attempt', '3']],
     );
-    expect(forwardHeaders([], -5)).toEqual(list(['sluice-waited-ms', '0']));
+    expect(asText(forwardHeaders([], -5))).toEqual([['sluice-waited-ms', '0']]);
+  });
+
+  it('writes the headers it adds as bytes, so a list of the decoder\'s Buffers stays Buffers only', () => {
+    const added = forwardHeaders([], 7, 2);
+    expect(added.every((h) => Buffer.isBuffer(h.key) && Buffer.isBuffer(h.value))).toBe(true);
+  });
+
+  it('writes any wait as its whole milliseconds, never negative, shared or not', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.double({ min: -1e6, max: 1e12, noNaN: true }), fc.integer({ min: -5, max: 2000 })), (ms) => {
+        const { key, value } = waitedHeader(ms);
+        expect(key.toString()).toBe('sluice-waited-ms');
+        expect(String(value)).toBe(String(Math.max(0, Math.round(ms))));
+      }),
+    );
+  });
+
+  it('shares the value of a wait under a second between messages, and makes a longer one afresh', () => {
+    expect(waitedHeader(12).value).toBe(waitedHeader(12.2).value);
+    expect(waitedHeader(-3).value).toBe(waitedHeader(0).value);
+    expect(waitedHeader(1500).value).not.toBe(waitedHeader(1500).value);
   });
 });
 
