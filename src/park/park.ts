@@ -143,8 +143,8 @@ export const encodeParkHeaders = (info: ParkInfo): [string, string][] => {
 export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (readonly [string, string])[]): HeaderList => appendHeaders(userHeaders, sluice);
 
 /**
- * The headers sluice adds to every forward, as bytes: the name once, the values of waits under
- * a second made once each and shared. A forwarded record's list is then Buffers only, as the
+ * The headers sluice adds to every forward, as bytes: the name once, the header of each wait
+ * under a second made once and shared. A forwarded record's list is then Buffers only, as the
  * decoder hands the user's, so kafkajs sizes and writes every header down one path (a string
  * among Buffers cost 0.25–0.8 µs a record in its encoder, docs/performance.md). Shared: read
  * by the encoder, never written.
@@ -152,14 +152,13 @@ export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (rea
 const WAITED_NAME = Buffer.from(H.waitedMs);
 const ATTEMPT_NAME = Buffer.from(H.attempt);
 const SHARED_WAITS = 1000;
-const sharedWaited: Buffer[] = [];
+const sharedWaited: Header[] = [];
 
 /** The `sluice-waited-ms` header of a wait: whole milliseconds, never negative. */
 export const waitedHeader = (waitedMs: number): Header => {
   const ms = Math.max(0, Math.round(waitedMs));
   if (ms >= SHARED_WAITS) return { key: WAITED_NAME, value: Buffer.from(String(ms)) };
-  const value = sharedWaited[ms] ?? (sharedWaited[ms] = Buffer.from(String(ms)));
-  return { key: WAITED_NAME, value };
+  return sharedWaited[ms] ?? (sharedWaited[ms] = Object.freeze({ key: WAITED_NAME, value: Buffer.from(String(ms)) }));
 };
 
 /** Headers of a forwarded message: the user's, plus `sluice-waited-ms` and, after a retry, `sluice-attempt`. */
