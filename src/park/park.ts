@@ -147,7 +147,8 @@ export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (rea
  * under a second made once and shared. A forwarded record's list is then Buffers only, as the
  * decoder hands the user's, so kafkajs sizes and writes every header down one path (a string
  * among Buffers cost 0.25–0.8 µs a record in its encoder, docs/performance.md). Shared: read
- * by the encoder, never written.
+ * by the encoder, never written (not frozen: a frozen object has another shape than the
+ * decoder's headers, and the encoder's loop would see two).
  */
 const WAITED_NAME = Buffer.from(H.waitedMs);
 const ATTEMPT_NAME = Buffer.from(H.attempt);
@@ -158,7 +159,7 @@ const sharedWaited: Header[] = [];
 export const waitedHeader = (waitedMs: number): Header => {
   const ms = Math.max(0, Math.round(waitedMs));
   if (ms >= SHARED_WAITS) return { key: WAITED_NAME, value: Buffer.from(String(ms)) };
-  return sharedWaited[ms] ?? (sharedWaited[ms] = Object.freeze({ key: WAITED_NAME, value: Buffer.from(String(ms)) }));
+  return sharedWaited[ms] ?? (sharedWaited[ms] = { key: WAITED_NAME, value: Buffer.from(String(ms)) });
 };
 
 /** Headers of a forwarded message: the user's, plus `sluice-waited-ms` and, after a retry, `sluice-attempt`. */
