@@ -146,7 +146,7 @@ export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (rea
  * The headers sluice adds to every forward, as bytes: the name once, the header of each wait
  * under a second made once and shared. A forwarded record's list is then Buffers only, as the
  * decoder hands the user's, so kafkajs sizes and writes every header down one path (a string
- * among Buffers cost 0.25–0.8 µs a record in its encoder, docs/performance.md). Shared: read
+ * among Buffers cost 0.3–0.8 µs a record in its encoder, docs/performance.md). Shared: read
  * by the encoder, never written (not frozen: a frozen object has another shape than the
  * decoder's headers, and the encoder's loop would see two).
  */
