@@ -124,10 +124,9 @@ export const withoutSluiceHeaders = (list: HeaderList): { kept: HeaderList; drop
 };
 
 /** The user's headers (any `sluice-*` among them dropped), then `added` in its order. */
-export const appendHeaders = (user: HeaderList, added: readonly (readonly [string, string])[]): HeaderList => {
-  const kept = withoutSluiceHeaders(user).kept;
-  const out = kept.slice();
-  for (const [key, value] of added) out.push({ key, value });
+export const appendHeaders = (user: HeaderList, added: HeaderList): HeaderList => {
+  const out = withoutSluiceHeaders(user).kept.slice();
+  for (const header of added) out.push(header);
   return out;
 };
 

@@ -140,7 +140,8 @@ export const encodeParkHeaders = (info: ParkInfo): [string, string][] => {
 };
 
 /** User headers first (order and repeated names kept, any `sluice-*` among them dropped), then the given sluice headers. */
-export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (readonly [string, string])[]): HeaderList => appendHeaders(userHeaders, sluice);
+export const withSluiceHeaders = (userHeaders: HeaderList, sluice: readonly (readonly [string, string])[]): HeaderList =>
+  appendHeaders(userHeaders, sluice.map(([key, value]) => ({ key, value })));
 
 /**
  * The headers sluice adds to every forward, as bytes: the name once, the header of each wait
@@ -163,12 +164,8 @@ export const waitedHeader = (waitedMs: number): Header => {
 };
 
 /** Headers of a forwarded message: the user's, plus `sluice-waited-ms` and, after a retry, `sluice-attempt`. */
-export const forwardHeaders = (userHeaders: HeaderList, waitedMs: number, attempt?: number): HeaderList => {
-  const out = withoutSluiceHeaders(userHeaders).kept.slice();
-  out.push(waitedHeader(waitedMs));
-  if (attempt !== undefined) out.push({ key: ATTEMPT_NAME, value: Buffer.from(String(attempt)) });
-  return out;
-};
+export const forwardHeaders = (userHeaders: HeaderList, waitedMs: number, attempt?: number): HeaderList =>
+  appendHeaders(userHeaders, attempt === undefined ? [waitedHeader(waitedMs)] : [waitedHeader(waitedMs), { key: ATTEMPT_NAME, value: Buffer.from(String(attempt)) }]);
 
 const text = (values: readonly Header['value'][]): string | undefined => {
   if (values.length !== 1 || values[0] === null) return undefined;

@@ -69,10 +69,11 @@ describe('when headers are looked up, counted and appended', () => {
 
   it('appends sluice headers after the user\'s, never losing or reordering one (fuzz)', () => {
     fc.assert(fc.property(anyList, fc.array(fc.tuple(fc.constantFrom('sluice-a', 'sluice-b'), fc.string()), { maxLength: 3 }), (list, added) => {
-      const out = appendHeaders(list, added);
+      const headers = added.map(([key, value]) => ({ key, value }));
+      const out = appendHeaders(list, headers);
       const user = withoutSluiceHeaders(list).kept;
       expect(out.slice(0, user.length)).toEqual(user);
-      expect(out.slice(user.length)).toEqual(added.map(([key, value]) => ({ key, value })));
+      expect(out.slice(user.length)).toEqual(headers);
       expect(() => findHeader(out, 'producer-id')).not.toThrow();
     }));
   });
