@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 
 export interface Header {
-  /** The name's bytes as received (a Buffer), or a name sluice writes (a string). */
+  /** The name's bytes as received (a Buffer), or a name sluice writes (a string; the headers of a forward as bytes, src/park/park.ts). */
   readonly key: Buffer | string;
   readonly value: Buffer | string | null;
 }
