@@ -65,9 +65,11 @@ const main = async (): Promise<void> => {
     const accuracyRuns = [];
     if (selected('accuracy')) {
       for (const replicas of [1, 2]) {
-        say(`accuracy: ${settings.accuracyProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.accuracySeconds} s, ${replicas} replica(s)`);
+        const timeout = settings.accuracyRedisTimeoutMs === undefined ? '' : `, redis.timeoutMs ${settings.accuracyRedisTimeoutMs}`;
+        say(`accuracy: ${settings.accuracyProducers} producers at 3× ${settings.quotaPerSec}/s for ${settings.accuracySeconds} s, ${replicas} replica(s)${timeout}`);
         accuracyRuns.push(await measureAccuracy(ctx, {
           replicas, seconds: settings.accuracySeconds, producers: settings.accuracyProducers, quotaPerSec: settings.quotaPerSec, queue: `${settings.queueSeconds}s`,
+          redisTimeoutMs: settings.accuracyRedisTimeoutMs,
         }));
       }
     }

@@ -4,6 +4,8 @@
  * phases (e.g. `backlog`: the issue-9 backlog runs alone, about 4 minutes);
  * BENCH_BACKLOG_SECONDS and BENCH_BACKLOG_PRODUCERS size those runs. BENCH_CASES picks
  * throughput cases (`100,10,heavy`); BENCH_HEADERS and BENCH_PARTITIONS shape the heavy one.
+ * BENCH_ACCURACY_REDIS_TIMEOUT_MS gives the accuracy runs' sidecars a redis.timeoutMs of their
+ * own: short enough, calls time out after Redis ran them and `limiter.onStoreError` answers.
  */
 import type { ThroughputCase } from './throughput';
 
@@ -26,6 +28,8 @@ export interface BenchSettings {
   latencyLowRate: number;
   accuracySeconds: number;
   accuracyProducers: number;
+  /** BENCH_ACCURACY_REDIS_TIMEOUT_MS: the accuracy sidecars' redis.timeoutMs (unset: sluice's default). */
+  accuracyRedisTimeoutMs?: number;
   quotaPerSec: number;
   queueSeconds: number;
   memoryProducers: number;
@@ -86,6 +90,7 @@ export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
   latencyLowRate: int(env, 'BENCH_LATENCY_LOW_RATE', 5000),
   accuracySeconds: int(env, 'BENCH_ACCURACY_SECONDS', 30),
   accuracyProducers: 10,
+  ...(env.BENCH_ACCURACY_REDIS_TIMEOUT_MS ? { accuracyRedisTimeoutMs: int(env, 'BENCH_ACCURACY_REDIS_TIMEOUT_MS', 50) } : {}),
   quotaPerSec: 100,
   queueSeconds: 60,
   memoryProducers: int(env, 'BENCH_MEMORY_PRODUCERS', 100_000),

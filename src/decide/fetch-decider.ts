@@ -15,7 +15,9 @@
  * The guarded store: the store-error policy (limiter.onStoreError) around the shared store.
  * Every call goes to the store first; a call that fails (timeout, connection: never retried,
  * it may have run) is answered by the policy instead:
- *   local   — an in-memory store enforces the rule scaled to 1/members of the ingress group;
+ *   local   — an in-memory store enforces the rule scaled to 1/members of the ingress group,
+ *             each producer's bucket started where its schedule in the store was last seen to
+ *             end (./schedule-ends.ts);
  *   park    — every message refused `store-unavailable`, notBefore = now + parkDelayMs;
  *   forward — every message admitted now (fail open).
  * The fallback counts as active after `activateAfter` consecutive failures and ends at the
@@ -27,9 +29,11 @@
 import { leasable } from '../limit/algorithms/decide-batch';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
+import type { MemoryStore } from '../limit/memory-store';
 import type { BatchDecision, Decision, DecideRequest, LimiterStore, LimitRule } from '../limit/types';
 import type { Metrics } from '../metrics/types';
 import type { ParkReason } from '../park/park';
+import { createScheduleEnds } from './schedule-ends';
 import { leaseSize, type SlotLeases, worthLeasing } from './slot-leases';
 
 /** The spacing a rule asks between two releases of one producer: its interval for a leaky bucket, none otherwise. */
@@ -108,7 +112,7 @@ export interface GuardedStore {
 export interface GuardedStoreOptions {
   store: LimiterStore;
   /** In-memory store used by `local`. */
-  local: LimiterStore;
+  local: Pick<MemoryStore, 'decide' | 'startAt' | 'forget'>;
   policy: StoreErrorPolicy;
   /** Current members of the ingress group (≥ 1). */
   members: () => number;
@@ -124,6 +128,15 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
   const { store, policy, clock, metrics, logger, activateAfter = 3 } = options;
   let failures = 0;
   let active = false;
+  // Where the store left each backlogged producer's schedule: `local` starts there.
+  const ends = policy === 'local' ? createScheduleEnds() : undefined;
+  /**
+   * The store decided the request: `local` takes its producer from there, not from what it held
+   * before, but for refusals made in memory (calls that timed out may have made them in Redis too).
+   */
+  const decided = (request: DecideRequest, reply: BatchDecision): void => {
+    if (ends) ends.note(request.producer, request.rule, reply, options.local.forget(request.producer, reply.now));
+  };
 
   const setActive = (value: boolean): void => {
     if (value === active) return;
@@ -143,8 +156,11 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
       return Promise.resolve({ now, fallback: true, decisions: request.sizes.map(() => ({ admitted: false, at, reason: 'store-unavailable' })) });
     }
     const share = 1 / Math.max(1, options.members());
+    const rule = options.scaleRule(request.rule, share);
+    const end = ends?.take(request.producer);
+    if (end !== undefined) options.local.startAt(request.producer, rule, end, now);
     // No lease from the local store: its slots are not charged where the other replicas look.
-    return { ...(await options.local.decide({ ...request, lease: undefined, rule: options.scaleRule(request.rule, share) })), fallback: true };
+    return { ...(await options.local.decide({ ...request, lease: undefined, rule })), fallback: true };
   };
 
   const succeeded = (): void => {
@@ -162,6 +178,7 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
     try {
       const reply = await store.decide(request);
       succeeded();
+      decided(request, reply);
       return reply;
     } catch (error) {
       failed(error, 1);
@@ -176,6 +193,7 @@ export const createGuardedStore = (options: GuardedStoreOptions): GuardedStore =
       try {
         const replies = await store.decideMany(requests);
         succeeded();
+        for (let i = 0; i < requests.length; i += 1) decided(requests[i], replies[i]);
         return replies;
       } catch (error) {
         failed(error, requests.length);

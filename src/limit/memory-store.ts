@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../clock';
 import { decideBatch } from './algorithms/decide-batch';
-import type { KeyState } from './algorithms/key-state';
+import { readState, type KeyState } from './algorithms/key-state';
 import type { BatchDecision, DecideRequest, LimitRule, LimiterStore, ProducerState } from './types';
 
 export interface MemoryStore extends LimiterStore {
@@ -16,6 +16,18 @@ export interface MemoryStore extends LimiterStore {
   sweep(now?: number): number;
   /** When the producer's state will be dropped, or undefined when none is held. */
   expiresAt(producer: string): number | undefined;
+  /**
+   * Starts the producer's message bucket at `tat` (its next free slot, under `rule`) with its
+   * refusals reaching `tail`, whatever it held: where the shared store's schedule for it was last
+   * seen to end (the `local` fallback, src/decide/schedule-ends.ts). Its other state (bytes,
+   * windows) is kept.
+   */
+  startAt(producer: string, rule: LimitRule, end: { tat: number; tail: number }, now?: number): void;
+  /**
+   * Drops the producer's state (the shared store decided it since: what is here is out of date);
+   * returns how far its refusals reached (0: none), which the shared store may not have said.
+   */
+  forget(producer: string, now?: number): number;
 }
 
 interface Entry {
@@ -60,6 +72,15 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
     return outcome.lease ? { now, decisions: outcome.decisions, lease: outcome.lease } : { now, decisions: outcome.decisions };
   };
 
+  const startAt = (producer: string, rule: LimitRule, { tat, tail }: { tat: number; tail: number }, given?: number): void => {
+    const now = given ?? clock.now();
+    const entry = live(producer, now);
+    const state = readState(rule, entry?.state, now);
+    state.tat = tat;
+    state.tail = tail;
+    entries.set(producer, { state, expiresAt: Math.max(entry?.expiresAt ?? 0, tat, tail) });
+  };
+
   const inspect = async (producer: string, rule: LimitRule, given?: number): Promise<ProducerState> => {
     const now = given ?? clock.now();
     const state = live(producer, now)?.state;
@@ -82,6 +103,13 @@ export const createMemoryStore = ({ clock }: { clock: Clock }): MemoryStore => {
 
   return {
     decide,
+    startAt,
+    forget: (producer, given) => {
+      if (entries.size === 0) return 0;
+      const tail = live(producer, given ?? clock.now())?.state.tail ?? 0;
+      entries.delete(producer);
+      return tail;
+    },
     inspect,
     sweep,
     size: () => entries.size,

@@ -14,7 +14,11 @@ const limited: RuleView = { name: 'default', unlimited: false, shadow: false, li
 /** A fake store on a clock 10 s ahead of ours: admits k messages one interval apart, refuses past `admit`. */
 const fakeStore = (admit = Infinity) => {
   const calls: DecideRequest[] = [];
-  const store: LimiterStore = {
+  const started: [string, number][] = [];
+  const forgotten: string[] = [];
+  const store: LimiterStore & { startAt(producer: string, rule: LimitRule, end: { tat: number; tail: number }): void; forget(producer: string): number } = {
+    startAt: (producer, _rule, { tat }) => { started.push([producer, tat]); },
+    forget: (producer) => { forgotten.push(producer); return 0; },
     decide: async (req) => {
       calls.push(req);
       const now = 1_010_000;
@@ -23,7 +27,7 @@ const fakeStore = (admit = Infinity) => {
     inspect: async () => { throw new Error('unused'); },
     close: async () => undefined,
   };
-  return { store, calls };
+  return { store, calls, started, forgotten };
 };
 
 const failing: LimiterStore = {
@@ -32,7 +36,7 @@ const failing: LimiterStore = {
   close: async () => undefined,
 };
 
-const build = (store: LimiterStore, opts: { policy?: StoreErrorPolicy; local?: LimiterStore; mode?: 'enforce' | 'shadow' } = {}) => {
+const build = (store: LimiterStore, opts: { policy?: StoreErrorPolicy; local?: ReturnType<typeof fakeStore>['store']; mode?: 'enforce' | 'shadow' } = {}) => {
   const clock = createStoreClock(manualClock(1_000_000));
   const guarded = createGuardedStore({
     store, local: opts.local ?? fakeStore().store, policy: opts.policy ?? 'forward', members: () => 4,
@@ -117,6 +121,23 @@ describe('when the store fails', () => {
     const { decider } = build(failing, { policy: 'local', local: local.store });
     await decider.decide([c('a')]);
     expect(local.calls[0].rule.intervalMs).toBe(400);
+  });
+
+  it('local: starts a backlogged producer where the store last left its schedule, once, and an idle one as it is', async () => {
+    let down = false;
+    const ok = fakeStore().store; // admits one message every 2 s from 1_010_000
+    const flaky: LimiterStore = { ...ok, decide: (r) => (down ? failing.decide(r) : ok.decide(r)) };
+    const local = fakeStore();
+    const { decider } = build(flaky, { policy: 'local', local: local.store });
+    await decider.decide([c('a'), c('a'), c('a'), c('b')]);
+    down = true;
+    await decider.decide([c('a'), c('b')]);
+    await decider.decide([c('a')]);
+    expect(local.started).toEqual([['a', 1_014_100]]); // its last slot 1_014_000, then one interval
+    expect(local.calls.map((call) => call.producer)).toEqual(['a', 'b', 'a']);
+    down = false;
+    await decider.decide([c('b')]);
+    expect(local.forgotten).toEqual(['a', 'b', 'b']); // what the store decided, memory no longer holds
   });
 
   it('counts the fallback active after three consecutive failures and ends it at the first success', async () => {

@@ -31,6 +31,45 @@ describe('memory store', () => {
     });
   });
 
+  describe('when a producer is started at a given slot (the local fallback)', () => {
+    it('admits its next message at that slot, keeps its windows, and keeps it at least until then', async () => {
+      const clock = manualClock(1_000_000);
+      const store = createMemoryStore({ clock });
+      await store.decide({ producer: 'a', rule, sizes: [1, 1, 1, 1, 1] }); // the 5/m window is full
+      store.startAt('a', rule, { tat: 1_000_700, tail: 0 });
+      expect(store.expiresAt('a')).toBeGreaterThanOrEqual(1_000_700);
+      const [next] = (await store.decide({ producer: 'a', rule, sizes: [1] })).decisions;
+      expect(next).toMatchObject({ admitted: false, reason: '5/m' });
+      store.startAt('b', rule, { tat: 1_000_700, tail: 0 });
+      expect(store.expiresAt('b')).toBe(1_000_700);
+      expect((await store.decide({ producer: 'b', rule, sizes: [1, 1] })).decisions).toEqual([
+        { admitted: true, at: 1_000_700 },
+        { admitted: true, at: 1_000_800 },
+      ]);
+    });
+
+    it('forgets a producer the shared store decided since, telling how far its refusals reached', async () => {
+      const clock = manualClock(1_000_000);
+      const store = createMemoryStore({ clock });
+      expect(store.forget('a')).toBe(0);
+      await store.decide({ producer: 'a', rule, sizes: [1, 1, 1, 1, 1, 1] }); // the sixth refused by 5/m
+      expect(store.forget('a')).toBeGreaterThan(1_000_000);
+      expect(store.size()).toBe(0);
+      expect((await store.decide({ producer: 'a', rule, sizes: [1] })).decisions).toEqual([{ admitted: true, at: 1_000_000 }]);
+    });
+
+    it('lets a producer whose refusals reach ahead take a slot its bucket left free, as the shared store would', async () => {
+      const clock = manualClock(1_000_000);
+      const store = createMemoryStore({ clock });
+      const spacing = compileRule({ rate: '10/s', queue: 0 });
+      if (!spacing.ok) throw new Error('rule');
+      store.startAt('a', spacing.rule, { tat: 999_900, tail: 1_000_500 });
+      store.startAt('b', spacing.rule, { tat: 999_900, tail: 0 });
+      expect((await store.decide({ producer: 'a', rule: spacing.rule, sizes: [1] })).decisions).toEqual([{ admitted: true, at: 999_900 }]);
+      expect((await store.decide({ producer: 'b', rule: spacing.rule, sizes: [1] })).decisions).toEqual([{ admitted: true, at: 1_000_000 }]);
+    });
+  });
+
   describe('when a retry is decided as of its turn for a producer already forgotten', () => {
     it('counts its slots from now: nothing is known of the time before (Redis: the key is gone)', async () => {
       const clock = manualClock(1_000_000);
