@@ -9,9 +9,11 @@
  *
  * Only a producer with something ahead is kept (a schedule past one interval from the reply:
  * messages waiting or a lease; or refusals ahead): one whose bucket was empty again at once
- * gains nothing from it, and random producer ids, one message each, then add nothing. An entry goes once nothing of it
- * is ahead (a few examined per note, no timer), or when the fallback takes it; past `max`
- * entries a producer not yet here is not noted (the fallback starts it empty, as without).
+ * gains nothing from it, and random producer ids, one message each, then add nothing. An entry
+ * goes once nothing of it is ahead (a few examined per note, no timer), or when the fallback
+ * takes it; past `max` entries a producer not yet here is not noted (the fallback starts it
+ * empty, as it did before there were notes). The property the fallback keeps, one replica:
+ * test/unit/decide/local-fallback.property.test.ts.
  */
 import type { BatchDecision, LimitRule } from '../limit/types';
 
