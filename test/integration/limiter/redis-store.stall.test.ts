@@ -4,13 +4,22 @@
  * them after timeoutMs and routed their messages by limiter.onStoreError; when Redis resumes
  * they must not charge the producer as well (the chaos suite's redis-pause/park row: waits of
  * ~71 s after an 8 s stall). A call carries a "not after" instant on the store's clock
- * (timeoutMs + NOT_AFTER_MARGIN_MS), and one that runs later changes nothing.
+ * (timeoutMs + NOT_AFTER_MARGIN_MS), and one that runs later changes nothing. One that runs
+ * within it charges the producer: under limiter.onStoreError=local the in-memory store must
+ * then hand out the very slots Redis charged (src/decide/schedule-ends.ts).
  */
 import Redis from 'ioredis';
+import pino from 'pino';
+import { systemClock } from '../../../src/clock';
+import { createGuardedStore } from '../../../src/decide/fetch-decider';
+import { createStoreClock } from '../../../src/decide/store-clock';
+import { createMemoryStore } from '../../../src/limit/memory-store';
 import { createRedisClient } from '../../../src/limit/redis-client';
 import { NOT_AFTER_MARGIN_MS, createRedisStore } from '../../../src/limit/redis-store';
 import { producerKey } from '../../../src/limit/producer-key';
-import { rule } from '../../contracts/limiter-harness';
+import { scaleRule } from '../../../src/limit/scale-rule';
+import { noMetrics } from '../../../src/metrics/types';
+import { ones, rule } from '../../contracts/limiter-harness';
 import { startPrivateRedis, type PrivateRedis } from '../security/private-redis';
 import { ready } from './redis-harness';
 
@@ -93,5 +102,34 @@ describe('Redis store when Redis stalls longer than timeoutMs', () => {
     expect(clock.observed).toHaveLength(1);
     const decided = await store.decide({ producer: 'p', rule: spec, sizes: [1] });
     expect(decided.decisions).toEqual([{ admitted: true, at: expect.any(Number) }]);
+  });
+
+  it('under limiter.onStoreError=local, a decide held up but run admits its round in memory on the slots Redis charged, and Redis goes on after them', async () => {
+    const clock = createStoreClock(systemClock);
+    const store = createRedisStore({ redis, keyPrefix: 'fallback:', timeoutMs: TIMEOUT_MS, clock });
+    const guarded = createGuardedStore({
+      store, local: createMemoryStore({ clock }), policy: 'local', members: () => 1, scaleRule, clock, metrics: noMetrics,
+      logger: pino({ level: 'silent' }), parkDelayMs: 5000,
+    });
+    const request = (k: number) => [{ producer: 'p', rule: spec, sizes: ones(k) }];
+    // 20 slots: 2 s of them, longer than the stall, so the schedule is still ahead when Redis resumes.
+    const [first] = await guarded.decideMany(request(20));
+    clock.observe(first.now);
+    const redisSlots = first.decisions.map((d) => d.at);
+    expect(first.fallback).toBeUndefined();
+
+    const sleeping = admin.call('DEBUG', 'SLEEP', '1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [during] = await guarded.decideMany(request(3));
+    await sleeping;
+    expect(during.fallback).toBe(true);
+    const memorySlots = during.decisions.map((d) => d.at);
+    // Where Redis left the producer: one interval after its last slot, then one interval apart.
+    expect(memorySlots).toEqual([1, 2, 3].map((k) => redisSlots[19] + k * spec.intervalMs));
+
+    // Redis ran the stalled call (charging those three slots): its next slot follows the last one from memory.
+    const [after] = await guarded.decideMany(request(1));
+    expect(after.fallback).toBeUndefined();
+    expect(after.decisions).toEqual([{ admitted: true, at: memorySlots[2] + spec.intervalMs }]);
   });
 });
