@@ -26,8 +26,8 @@ export interface AccuracySettings {
 export type AccuracyRun = AccuracyResult & { replicas: number; storeErrors: number; duplicates: number };
 
 export const measureAccuracy = async (ctx: BenchContext, s: AccuracySettings): Promise<AccuracyRun> => {
-  const rule = ctx.sluiceSetup({ rate: `${s.quotaPerSec}/s`, queue: s.queue });
-  const setup = s.redisTimeoutMs === undefined ? rule : { ...rule, env: { SLUICE_REDIS_TIMEOUT_MS: String(s.redisTimeoutMs) } };
+  const base = ctx.sluiceSetup({ rate: `${s.quotaPerSec}/s`, queue: s.queue });
+  const setup = s.redisTimeoutMs === undefined ? base : { ...base, env: { SLUICE_REDIS_TIMEOUT_MS: String(s.redisTimeoutMs) } };
   const ingress = await ctx.book.ingress('acc');
   const downstream = await ctx.book.downstream('acc-down');
   const group = randomGroupId('bench-acc');
