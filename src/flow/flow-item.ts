@@ -20,7 +20,6 @@ import type { KafkaMessage } from 'kafkajs';
 import { type RuleView, spacingOf, type Verdict } from '../decide/fetch-decider';
 import { headerBytes, headerListOf, identify, type IdentityOptions, withoutSluiceHeaders, type HeaderList } from '../headers/header-list';
 import { chooseTier, type DeadLetterReason, decodeParkHeaders, type DecodedPark, type MessageContent, type ParkInfo, type Tier } from '../park/park';
-import { recordBytesOf } from '../park/record-bytes';
 
 export interface FlowItem {
   topic: string;
@@ -62,8 +61,8 @@ export const fromIngress = (
 ): FlowItem => {
   const { kept: headers, dropped } = withoutSluiceHeaders(headerListOf(message));
   forged.count += dropped;
-  // Its bytes when nothing of it was dropped: written, they are copied (MessageContent.record).
-  const content: MessageContent = { key: message.key, value: message.value, headers, record: dropped === 0 ? recordBytesOf(message) : undefined };
+  // The record itself when nothing of it was dropped: written, its bytes are copied (MessageContent.record).
+  const content: MessageContent = { key: message.key, value: message.value, headers, record: dropped === 0 ? message : undefined };
   const producer = identify({ key: message.key, headers }, identity);
   const item: FlowItem = {
     topic: where.topic,

@@ -17,12 +17,11 @@
  * retention counts from parking), and the partition picked from the producer id, so all
  * of one producer's parked messages share one partition per tier.
  */
-import type { Message } from 'kafkajs';
+import type { KafkaMessage, Message } from 'kafkajs';
 import { formatDuration } from '../config/units';
 import { SluiceError } from '../errors';
 import { appendHeaders, asKafkaHeaders, headerValues, isSluiceName, withoutSluiceHeaders, type Header, type HeaderList } from '../headers/header-list';
 import { partitionForKey } from './murmur2';
-import type { RecordBytes } from './record-bytes';
 
 export interface Tier {
   topic: string;
@@ -258,11 +257,11 @@ export interface MessageContent {
   /** The user's headers, in order; any `sluice-*` header among them is dropped when written. */
   headers: HeaderList;
   /**
-   * The bytes of the fetched record this content is whole (an ingress record without `sluice-*`
-   * headers): written, its key, value and headers are copied, not encoded again
-   * (./record-bytes.ts). Undefined otherwise.
+   * The fetched record this content is, with nothing of it dropped (an ingress record without
+   * `sluice-*` headers): written with its key, value and headers first, the patched kafkajs
+   * copies their bytes rather than encoding them again (docs/kafkajs.md). Undefined otherwise.
    */
-  record?: RecordBytes;
+  record?: KafkaMessage;
 }
 
 /** A message sluice writes: kafkajs's, with the record its content is (MessageContent.record). */
