@@ -61,8 +61,7 @@ export const fromIngress = (
 ): FlowItem => {
   const { kept: headers, dropped } = withoutSluiceHeaders(headerListOf(message));
   forged.count += dropped;
-  // The record itself when nothing of it was dropped: written, its bytes are copied (MessageContent.record).
-  const content: MessageContent = { key: message.key, value: message.value, headers, record: dropped === 0 ? message : undefined };
+  const content: MessageContent = { key: message.key, value: message.value, headers };
   const producer = identify({ key: message.key, headers }, identity);
   const item: FlowItem = {
     topic: where.topic,
@@ -120,7 +119,7 @@ export const fromUnreadable = (
     topic: where.topic,
     partition: where.partition,
     offset,
-    content: { key, value, headers, record: undefined },
+    content: { key, value, headers },
     size: byteLength(key) + byteLength(value) + headerBytes(headers),
     fromTier: false,
     unreadable: text,
@@ -145,7 +144,7 @@ export const fromTier = (
   now: number,
 ): FlowItem => {
   const decoded = decodeParkHeaders(headerListOf(message));
-  const content: MessageContent = { key: message.key ?? null, value: message.value ?? null, headers: decoded.userHeaders, record: undefined };
+  const content: MessageContent = { key: message.key ?? null, value: message.value ?? null, headers: decoded.userHeaders };
   const base = { topic: where.topic, partition: where.partition, offset: message.offset, content, size: sizeOf(message, decoded.userHeaders), fromTier: true };
   if (decoded.kind === 'valid') return { ...base, info: decoded.info };
   const fallback = {

@@ -17,7 +17,7 @@
  * retention counts from parking), and the partition picked from the producer id, so all
  * of one producer's parked messages share one partition per tier.
  */
-import type { KafkaMessage, Message } from 'kafkajs';
+import type { Message } from 'kafkajs';
 import { formatDuration } from '../config/units';
 import { SluiceError } from '../errors';
 import { appendHeaders, asKafkaHeaders, headerValues, isSluiceName, withoutSluiceHeaders, type Header, type HeaderList } from '../headers/header-list';
@@ -256,16 +256,7 @@ export interface MessageContent {
   value: Buffer | string | null;
   /** The user's headers, in order; any `sluice-*` header among them is dropped when written. */
   headers: HeaderList;
-  /**
-   * The fetched record this content is, with nothing of it dropped (an ingress record without
-   * `sluice-*` headers): written with its key, value and headers first, the patched kafkajs
-   * copies their bytes rather than encoding them again (docs/kafkajs.md). Undefined otherwise.
-   */
-  record?: KafkaMessage;
 }
-
-/** A message sluice writes: kafkajs's, with the record its content is (MessageContent.record). */
-export type Written = Message & Pick<MessageContent, 'record'>;
 
 export const producerPartition = (producer: string, partitions: number): number => {
   if (!Number.isSafeInteger(partitions) || partitions < 1) {
@@ -275,13 +266,12 @@ export const producerPartition = (producer: string, partitions: number): number 
 };
 
 /** The message to write to a retry tier with `partitions` partitions. */
-export const parkMessage = (content: MessageContent, info: ParkInfo, partitions: number, now: number): Written => ({
+export const parkMessage = (content: MessageContent, info: ParkInfo, partitions: number, now: number): Message => ({
   key: content.key,
   value: content.value,
   headers: asKafkaHeaders(withSluiceHeaders(content.headers, encodeParkHeaders(info))),
   timestamp: String(now),
   partition: producerPartition(info.producer, partitions),
-  record: content.record,
 });
 
 /** The message to write to the dead-letter topic: the park headers plus `sluice-dead-letter-reason`. */
@@ -291,11 +281,10 @@ export const deadLetterMessage = (
   reason: DeadLetterReason,
   partitions: number,
   now: number,
-): Written => ({
+): Message => ({
   key: content.key,
   value: content.value,
   headers: asKafkaHeaders(withSluiceHeaders(content.headers, [...encodeParkHeaders(info), [H.deadLetterReason, reason]])),
   timestamp: String(now),
   partition: producerPartition(info.producer, partitions),
-  record: content.record,
 });

@@ -33,7 +33,7 @@ import type { Clock } from '../clock';
 import { brokerErrorType, errorChain, SluiceError } from '../errors';
 import { asKafkaHeaders, type Header, type HeaderList, isSluiceName } from '../headers/header-list';
 import { partitionForKey } from '../park/murmur2';
-import { chooseTier, type DeadLetterReason, deadLetterMessage, forwardHeaders, type MessageContent, parkMessage, type ParkInfo, type Tier, waitedHeader, type Written } from '../park/park';
+import { chooseTier, type DeadLetterReason, deadLetterMessage, forwardHeaders, type MessageContent, parkMessage, type ParkInfo, type Tier, waitedHeader } from '../park/park';
 import { DEFAULT_MAX_BATCH_BYTES, estimateBytes, messageBytes, takeCount } from './batch-split';
 
 // ---- The writer ----
@@ -85,8 +85,8 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     return roundRobin;
   };
 
-  const downstream = (content: MessageContent, timestamp: string, headers: HeaderList): Written =>
-    ({ key: content.key, value: content.value, headers: asKafkaHeaders(headers), timestamp, partition: downstreamPartition(content.key), record: content.record });
+  const downstream = (content: MessageContent, timestamp: string, headers: HeaderList): Message =>
+    ({ key: content.key, value: content.value, headers: asKafkaHeaders(headers), timestamp, partition: downstreamPartition(content.key) });
 
   return {
     forward(content, { timestamp, waitedMs, attempt }) {
@@ -94,7 +94,7 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     },
     forwardAll(messages) {
       const bytes: number[] = [];
-      const built = messages.map(({ content, timestamp, waitedMs, size }): Written => {
+      const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
         const headers = withWaited(content.headers, waitedMs);
         // Every header is the user's (their bytes are in `size`) but sluice-waited-ms, the last.
         const waited = headers[headers.length - 1];

@@ -1,4 +1,4 @@
-// patches/kafkajs+2.2.4.patch changes seven parts of kafkajs 2.2.4:
+// patches/kafkajs+2.2.4.patch changes six parts of kafkajs 2.2.4:
 // - the record decoder took a record's headers with a reduce that spread the object built so far:
 //   one record with 5,000 headers took seconds of CPU, the whole sidecar stopped meanwhile
 //   (`npm run chaos`, big-records); it is linear now;
@@ -16,10 +16,7 @@
 // - the request queue re-armed its check of pending requests every millisecond while nothing
 //   was pending (a negative delay, which Node runs after 1 ms, and since Node 24 warns about):
 //   a thousand timers a second on every connection for as long as it lived (kafkajs#1556,
-//   #1704, #1751); it schedules a check only while a request is pending now;
-// - (sluice's own) the decoder notes where a record's key, header count and headers lie in its
-//   bytes, and the encoder copies those bytes for a message that carries the record it was read
-//   from with that record's key, value and headers first: the same bytes, not encoded again.
+//   #1704, #1751); it schedules a check only while a request is pending now.
 // These tests run kafkajs's own encoder and decoder, as the consumer and the producer do.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import fc from 'fast-check';
@@ -107,68 +104,6 @@ describe("kafkajs's record encoder, as patched", () => {
     expect(record.offset).toBe('15');
     expect(record.timestamp).toBe('109');
     expect((record.headers.a as Buffer[]).map(String)).toEqual(['1', '2']);
-  });
-});
-
-describe("kafkajs's record encoder copying a fetched record's bytes, as patched", () => {
-  type ListHeader = { key: Buffer | string; value: Buffer | string | null };
-  type Fetched = { key: Buffer | null; value: Buffer | null; headerList: ListHeader[]; rawBuffer?: Buffer };
-  type Written = { key: unknown; value: unknown; headers: ListHeader[] | Record<string, string>; offsetDelta: number; timestampDelta: number; record?: Fetched };
-  const write = encodeRecord as unknown as (r: Written) => { buffer: Buffer };
-  /** A record as the consumer hands it: encoded by kafkajs, then decoded from its bytes. */
-  const fetched = (r: Written): Fetched => {
-    const outer = new Decoder(write(r).buffer);
-    return decodeRecord(new Decoder(outer.readVarIntBytes()), { firstOffset: '0', firstTimestamp: '0' }) as unknown as Fetched;
-  };
-  const bytes = fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a));
-  const header = fc.record({ key: fc.oneof(bytes, fc.string({ maxLength: 12 })), value: fc.oneof(bytes, fc.string({ maxLength: 12 }), fc.constant(null)) });
-  const written = fc.record({
-    key: fc.oneof(bytes, fc.constant(null)),
-    value: fc.oneof(bytes, fc.constant(null), fc.uint8Array({ minLength: 100, maxLength: 3000 }).map((a) => Buffer.from(a))),
-    headers: fc.array(header, { maxLength: 80 }),
-    offsetDelta: fc.nat(70_000),
-    timestampDelta: fc.integer({ min: -(2 ** 33), max: 2 ** 41 }),
-  });
-  const deltas = fc.record({ offsetDelta: fc.nat(70_000), timestampDelta: fc.integer({ min: -(2 ** 33), max: 2 ** 41 }) });
-
-  it('writes the same bytes as encoding the key, value and headers again, headers added after them or not', () => {
-    fc.assert(fc.property(written, deltas, fc.array(header, { maxLength: 3 }), (original, at, added) => {
-      const record = fetched(original);
-      expect(record.rawBuffer).toBeDefined();
-      const message = { key: record.key, value: record.value, headers: [...record.headerList, ...added], ...at };
-      expect(write({ ...message, record }).buffer.equals(write(message).buffer)).toBe(true);
-    }), { numRuns: 300 });
-  });
-
-  it('copies the record\'s bytes: a byte changed in them is in what it writes', () => {
-    const record = fetched({ key: Buffer.from('k'), value: Buffer.from('value'), headers: [{ key: 'h', value: 'v' }], offsetDelta: 0, timestampDelta: 0 });
-    // A copy of its bytes with one changed: the key, value and headers read from it stay as they were.
-    record.rawBuffer = Buffer.from(record.rawBuffer as Buffer);
-    record.rawBuffer[record.rawBuffer.indexOf('value')] = 'V'.charCodeAt(0);
-    const message = { key: record.key, value: record.value, headers: record.headerList, offsetDelta: 0, timestampDelta: 0 };
-    expect(String(fetched({ ...message, record }).value)).toBe('Value');
-    expect(String(fetched(message).value)).toBe('value');
-  });
-
-  it('encodes again what is not the record\'s key, value and headers first', () => {
-    const record = fetched({ key: Buffer.from('k'), value: Buffer.from('v'), headers: [{ key: 'a', value: '1' }, { key: 'b', value: '2' }], offsetDelta: 0, timestampDelta: 0 });
-    const [a, b] = record.headerList;
-    const again = (m: Omit<Written, 'offsetDelta' | 'timestampDelta'>): string => String(fetched({ ...m, record, offsetDelta: 0, timestampDelta: 0 }).headerList.map((h) => `${h.key}=${h.value}`));
-    expect(again({ key: record.key, value: record.value, headers: [b] })).toBe('b=2'); // a header dropped
-    expect(again({ key: record.key, value: record.value, headers: [b, a] })).toBe('b=2,a=1'); // reordered
-    expect(again({ key: record.key, value: record.value, headers: [{ key: 'a', value: '1' }, b] })).toBe('a=1,b=2'); // an equal copy, not the entry
-    expect(again({ key: record.key, value: record.value, headers: { a: 'x' } })).toBe('a=x'); // kafkajs's object
-    const other = fetched({ key: Buffer.from('k2'), value: Buffer.from('v2'), headers: [a, b], offsetDelta: 0, timestampDelta: 0, record });
-    expect([String(other.key), String(other.value)]).toEqual(['k2', 'v2']); // another key and value
-  });
-
-  it('has no bytes to copy from a record read past its end (a truncated record)', () => {
-    const whole = write({ key: Buffer.from('k'), value: Buffer.from('value'), headers: [{ key: 'h', value: 'v' }], offsetDelta: 0, timestampDelta: 0 }).buffer;
-    const outer = new Decoder(whole);
-    const body = outer.readVarIntBytes();
-    const cut = decodeRecord(new Decoder(body.subarray(0, body.length - 1)), { firstOffset: '0', firstTimestamp: '0' }) as unknown as Fetched;
-    expect(cut.rawBuffer).toBeUndefined();
-    expect(fetched({ key: Buffer.from('k'), value: Buffer.from('value'), headers: [], offsetDelta: 0, timestampDelta: 0 }).rawBuffer).toBeDefined();
   });
 });
 
