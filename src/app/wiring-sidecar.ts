@@ -82,6 +82,8 @@ export interface SidecarParts {
   drainer: Flow;
   /** Built, not listening yet. */
   http: HttpServer;
+  /** Partition count of each topic the sidecar reads or writes. */
+  partitions: ReadonlyMap<string, number>;
 }
 
 /**
@@ -132,7 +134,7 @@ export const buildSidecar = async (config: Config, deps: { kafka: Kafka; admin: 
     metricsRegistry: prom.registry, status, logger, secrets: deps.secrets, adminToken: config.http.adminToken,
     usage: usageQueryOf(config, usageRedis),
   });
-  return { prom, members, budget, pipeline, ingress, drainer, http };
+  return { prom, members, budget, pipeline, ingress, drainer, http, partitions };
 };
 
 /** The consumer lag of both groups and the retry tiers' depth, as Prometheus gauges (every 15 s once started). */
