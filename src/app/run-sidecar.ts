@@ -9,7 +9,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types';
 import { SluiceError } from '../errors';
 import { adminListenerProblem } from '../http/admin-access';
-import { warmUp } from './warm-up';
 import { startKafka, stopPipeline } from './wiring';
 import { buildSidecar, createCleanups, createRunLag } from './wiring-sidecar';
 
@@ -31,11 +30,9 @@ export const runSidecar = async ({ config, logger, stopSignal, secrets = [], sto
   const cleanups = createCleanups();
   cleanups.last(() => admin.disconnect());
   try {
-    const { prom, members, budget, pipeline, ingress, drainer, http, partitions } = await buildSidecar(config, { kafka, admin, logger, secrets, cleanups });
+    const { prom, members, budget, pipeline, ingress, drainer, http } = await buildSidecar(config, { kafka, admin, logger, secrets, cleanups });
     const bound = await http.listen();
     cleanups.last(() => http.close());
-    const warmed = await warmUp(config, { kafka, logger, partitions });
-    logger.info(warmed, 'warm-up done: the hot path compiled before joining');
     logger.info({ http: bound, ingress: config.topics.ingress, downstream: config.topics.downstream, mode: config.mode }, 'sluice run starting');
     budget.start();
     await ingress.start();

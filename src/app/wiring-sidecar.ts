@@ -82,8 +82,6 @@ export interface SidecarParts {
   drainer: Flow;
   /** Built, not listening yet. */
   http: HttpServer;
-  /** Partition count of each topic the sidecar reads or writes. */
-  partitions: ReadonlyMap<string, number>;
 }
 
 /**
@@ -134,7 +132,7 @@ export const buildSidecar = async (config: Config, deps: { kafka: Kafka; admin: 
     metricsRegistry: prom.registry, status, logger, secrets: deps.secrets, adminToken: config.http.adminToken,
     usage: usageQueryOf(config, usageRedis),
   });
-  return { prom, members, budget, pipeline, ingress, drainer, http, partitions };
+  return { prom, members, budget, pipeline, ingress, drainer, http };
 };
 
 /** The consumer lag of both groups and the retry tiers' depth, as Prometheus gauges (every 15 s once started). */

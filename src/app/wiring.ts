@@ -39,7 +39,7 @@ import { scaleRule } from '../limit/scale-rule';
 import type { LimiterStore } from '../limit/types';
 import type { Metrics } from '../metrics/types';
 import { resolveRule, type QuotaRules } from '../rules';
-import { type BatchProducer, createBatchSender, createMessageWriter, type Sender } from '../produce/batch-sender';
+import { createBatchSender, createMessageWriter, type Sender } from '../produce/batch-sender';
 import { PRODUCER_SETTINGS } from '../produce/producer-settings';
 import { setTimer } from '../timers';
 import { createUsageQuery, type UsageQuery } from '../usage';
@@ -160,7 +160,7 @@ export interface Pipeline {
 
 /** The pieces every flow of a process shares: one sender, one writer, one hold with one set of caps, one set of lanes. */
 export const createPipeline = (config: Config, deps: {
-  producer: BatchProducer;
+  producer: Producer;
   limiter: Limiter;
   ruleOf(producer: string): RuleView;
   partitions: ReadonlyMap<string, number>;

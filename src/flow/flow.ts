@@ -14,7 +14,7 @@ import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { MessageWriter, Sender } from '../produce/batch-sender';
-import { type BatchControls, createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
+import { createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
 import { createDispatcher, type Outcome } from './dispatch';
 import type { FlowItem, RoutePolicy } from './flow-item';
 import { createGroupConsumer, type GroupConsumer } from './group-consumer';
@@ -60,8 +60,6 @@ export interface Flow {
   consumer: GroupConsumer;
   tracker: OffsetTracker;
   start(): Promise<void>;
-  /** Hands one fetched batch to the handler, as the consumer does (the warm-up's synthetic batches: src/app/warm-up.ts). */
-  handle(controls: BatchControls): Promise<void>;
   /** Whether a fetched batch is being handled right now. */
   busy(): boolean;
   /** Pause fetching for `reason` (or end that reason): fetching resumes once no reason is left. */
@@ -143,7 +141,6 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
           active -= 1;
         }
       }),
-    handle,
     busy: () => active > 0,
     block: (reason, on) => {
       if (on) blockedFor.add(reason);
