@@ -1,5 +1,5 @@
 /** The one markdown table `npm run bench` prints (pure): medians with [min–max] over the rounds. */
-import { type BenchResult, caseLabel } from './summary';
+import { type BenchResult, caseLabel, type CompileSummary } from './summary';
 import type { Summary } from './stats';
 import { describeWatch } from './timeout-watch';
 
@@ -43,6 +43,13 @@ export const renderTable = (r: BenchResult): string => {
     if (b) {
       rows.push([`CPU s / 1M messages, ${caseLabel(t)}, baseline ${baselineRoot}`, sum(b.cpuSecPerMillion, 1), sum(t.pipeCpuSecPerMillion, 1), `× ${sum(b.cpuRatio, 2)} the pipe's; sluice ÷ baseline × ${sum(b.sluiceCpuOverBaseline, 2)}`, 'reported', '']);
     }
+  }
+  for (const t of byProducers) {
+    const c = t.compile;
+    if (c === undefined) continue;
+    const jobs = (x: CompileSummary | undefined): string => (x === undefined ? 'n/a'
+      : `Maglev ${sum(x.maglevJobs)} jobs, ${sum(x.maglevMs)} ms; TurboFan ${sum(x.turbofanJobs)} jobs, ${sum(x.turbofanMs)} ms; ${sum(x.deopts)} deopts`);
+    rows.push([`compile jobs a run (--trace-opt), ${caseLabel(t)}`, jobs(c.sluice), jobs(c.pipe), c.baseline ? `baseline: ${jobs(c.baseline)}` : '', 'reported', '']);
   }
   for (const t of byProducers) {
     rows.push([`duplicates downstream (throughput runs), ${caseLabel(t)}`, String(t.sluiceDuplicates), String(t.pipeDuplicates), t.baseline ? `baseline: ${t.baseline.duplicates}` : '', '0', check(t.sluiceDuplicates === 0)]);

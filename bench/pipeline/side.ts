@@ -9,6 +9,7 @@
 import { ChildProcess, execFileSync, fork } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
+import { countsCompileJobs } from './compile-jobs';
 
 /** `baseline`: the sidecar of BENCH_BASELINE_ROOT, measured beside `sluice` in the same alternations. */
 export type SideKind = 'sluice' | 'pipe' | 'baseline';
@@ -77,12 +78,14 @@ export const buildSides = (): void => {
 /**
  * BENCH_CPU_PROF=<dir>: every side writes a V8 CPU profile there (node --cpu-prof).
  * BENCH_NODE_ARGS: more node flags for both sides (`--trace-opt --trace-deopt`, say; the output
- * goes to the side's log).
+ * goes to the side's log). BENCH_COMPILE_JOBS=1: `--trace-opt` on both sides, and the
+ * throughput runs count the compile jobs in their logs (./compile-jobs.ts).
  */
 const execArgv = (): string[] => {
   const dir = process.env.BENCH_CPU_PROF;
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  return [...EXEC_ARGV, ...extra, ...(dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [])];
+  const trace = countsCompileJobs() && !extra.includes('--trace-opt') ? ['--trace-opt'] : [];
+  return [...EXEC_ARGV, ...extra, ...trace, ...(dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [])];
 };
 
 const waitHttpReady = async (port: number, deadline: number, child: ChildProcess): Promise<void> => {

@@ -8,6 +8,7 @@ import type { BacklogRun } from './backlog';
 import type { LatencyRun, LoadLatency } from './latency';
 import type { MemoryResult } from './memory';
 import { median, pairwise, summarize, type Summary } from './stats';
+import type { CompileJobs } from './compile-jobs';
 import type { ThroughputCase, ThroughputRun } from './throughput';
 import type { TimeoutWatch } from './timeout-watch';
 import { PARTITIONS } from './topics';
@@ -66,7 +67,32 @@ export interface ThroughputSummary extends ThroughputCase {
   /** Each sluice run's store timeouts and what they coincided with (timeout-watch.ts), in run order. */
   storeTimeoutWatch: { storeErrors: number; loadAverage: number; watch?: TimeoutWatch }[];
   baseline?: BaselineThroughput;
+  /** V8's compile jobs a run, each side (BENCH_COMPILE_JOBS=1). */
+  compile?: Partial<Record<'sluice' | 'pipe' | 'baseline', CompileSummary>>;
 }
+
+export interface CompileSummary {
+  maglevJobs: Summary;
+  maglevMs: Summary;
+  turbofanJobs: Summary;
+  turbofanMs: Summary;
+  deopts: Summary;
+}
+
+const summarizeCompile = (runs: readonly ThroughputRun[]): CompileSummary | undefined => {
+  const jobs = runs.map((r) => r.compile);
+  if (jobs.length === 0 || jobs.some((j) => j === undefined)) return undefined;
+  const of = (f: (j: CompileJobs) => number): Summary => summarize(jobs.map((j) => f(j as CompileJobs)));
+  return { maglevJobs: of((j) => j.maglev.jobs), maglevMs: of((j) => j.maglev.ms), turbofanJobs: of((j) => j.turbofan.jobs), turbofanMs: of((j) => j.turbofan.ms), deopts: of((j) => j.deopts) };
+};
+
+const compileBySide = (runs: readonly ThroughputRun[]): ThroughputSummary['compile'] => {
+  const sides = (['sluice', 'pipe', 'baseline'] as const).flatMap((side) => {
+    const summary = summarizeCompile(sideOf(runs, side));
+    return summary === undefined ? [] : [[side, summary] as const];
+  });
+  return sides.length === 0 ? undefined : Object.fromEntries(sides);
+};
 
 /** Headers per message of the headline cases (the bench's own three). */
 export const PLAIN_HEADERS = 3;
@@ -135,6 +161,7 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
     loadAverages: runs.map((r) => ({ side: r.side, load: Math.round(r.loadAverage * 100) / 100 })),
     storeTimeoutWatch: s.map((r) => ({ storeErrors: r.storeErrors, loadAverage: Math.round(r.loadAverage * 100) / 100, watch: r.watch })),
     ...(b.length > 0 ? { baseline: summarizeBaseline(b, s, p) } : {}),
+    ...(runs.some((r) => r.compile !== undefined) ? { compile: compileBySide(runs) } : {}),
   };
 };
 

@@ -13,6 +13,7 @@
  * partitions (8); MB/s counts key + value + header names and values as the producer wrote them.
  */
 import os from 'node:os';
+import { type CompileJobs, readCompileJobs } from './compile-jobs';
 import type { BenchContext } from './context';
 import { prefill } from './load';
 import { readDistinct } from './read-downstream';
@@ -43,6 +44,8 @@ export interface ThroughputRun {
   loadAverage: number;
   /** sluice: what its store timeouts coincided with (timeout-watch.ts). */
   watch?: TimeoutWatch;
+  /** V8's compile jobs over the whole run (BENCH_COMPILE_JOBS=1: compile-jobs.ts). */
+  compile?: CompileJobs;
 }
 
 /** redis.timeoutMs's default (src/config/schema.ts), for runs that do not set SLUICE_REDIS_TIMEOUT_MS. */
@@ -55,6 +58,7 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
   const timeoutMs = Number(setup.env?.SLUICE_REDIS_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS);
   const watching = side.httpPort === undefined ? undefined
     : await watchRun({ redis: ctx.redis, redisUrl: ctx.services.redisUrl, port: side.httpPort, logFile: side.logFile, timeoutMs });
+  let run: Omit<ThroughputRun, 'compile'>;
   try {
     const deadline = Date.now() + 300_000;
     let half: { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number } | undefined;
@@ -79,7 +83,7 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     const helperMicros = (u: { cpuMicros: number; mainCpuMicros?: number }): number | undefined => (u.mainCpuMicros === undefined ? undefined : u.cpuMicros - u.mainCpuMicros);
     const helperNow = helperMicros(cpu);
     const helperThen = half && helperMicros(half.usage);
-    return {
+    run = {
       side: kind, msgsPerSec, secondHalfMsgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
       helperCpuSecPerMillion: helperNow === undefined ? undefined : helperNow / count,
       secondHalfCpuSecPerMillion: half && rest ? (cpu.cpuMicros - half.usage.cpuMicros) / rest : undefined,
@@ -90,6 +94,8 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     await watching?.stop().catch(() => undefined);
     await side.stop();
   }
+  const compile = readCompileJobs(side.logFile); // once the side has exited: its whole run
+  return compile === undefined ? run : { ...run, compile };
 };
 
 export interface ThroughputCase {
