@@ -5,10 +5,10 @@
  */
 import type { AccuracyRun } from './accuracy';
 import type { BacklogRun } from './backlog';
+import type { CompileJobs } from './compile-jobs';
 import type { LatencyRun, LoadLatency } from './latency';
 import type { MemoryResult } from './memory';
 import { median, pairwise, summarize, type Summary } from './stats';
-import type { CompileJobs } from './compile-jobs';
 import type { ThroughputCase, ThroughputRun } from './throughput';
 import type { TimeoutWatch } from './timeout-watch';
 import { PARTITIONS } from './topics';
@@ -127,6 +127,7 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
   const s = sideOf(runs, 'sluice');
   const p = sideOf(runs, 'pipe');
   const b = sideOf(runs, 'baseline');
+  const compile = compileBySide(runs);
   return {
     ...shape, messages, bytesPerMessage,
     sluiceMsgsPerSec: summarize(s.map(rate)),
@@ -161,7 +162,7 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
     loadAverages: runs.map((r) => ({ side: r.side, load: Math.round(r.loadAverage * 100) / 100 })),
     storeTimeoutWatch: s.map((r) => ({ storeErrors: r.storeErrors, loadAverage: Math.round(r.loadAverage * 100) / 100, watch: r.watch })),
     ...(b.length > 0 ? { baseline: summarizeBaseline(b, s, p) } : {}),
-    ...(runs.some((r) => r.compile !== undefined) ? { compile: compileBySide(runs) } : {}),
+    ...(compile ? { compile } : {}),
   };
 };
 

@@ -1,4 +1,6 @@
 import { compileJobsOf } from '../../../bench/pipeline/compile-jobs';
+import { summarizeThroughput } from '../../../bench/pipeline/summary';
+import type { ThroughputRun } from '../../../bench/pipeline/throughput';
 
 // Lines as Node 24's --trace-opt --trace-deopt print them (from a bench side's log), with other output between.
 const LOG = [
@@ -25,5 +27,24 @@ describe('compileJobsOf', () => {
 
   it('finds nothing in a log without --trace-opt', () => {
     expect(compileJobsOf('{"level":30,"msg":"sluice run starting"}\n')).toEqual({ maglev: { jobs: 0, ms: 0 }, turbofan: { jobs: 0, ms: 0 }, deopts: 0 });
+  });
+});
+
+describe('summarizeThroughput with compile jobs', () => {
+  const run = (side: 'sluice' | 'pipe', turbofanMs: number, compile = true): ThroughputRun => ({
+    side, msgsPerSec: 1, secondHalfMsgsPerSec: 1, mbPerSec: 1, cpuSecPerMillion: 1, scriptCallsPerMessage: 0, storeErrors: 0, duplicates: 0, loadAverage: 0,
+    ...(compile ? { compile: { maglev: { jobs: 10, ms: 5 }, turbofan: { jobs: 2, ms: turbofanMs }, deopts: 0 } } : {}),
+  });
+  const shape = { producers: 100, headers: 3, partitions: 8 };
+
+  it('gives each side the median and range of its runs', () => {
+    const summary = summarizeThroughput([run('pipe', 100), run('sluice', 300), run('sluice', 500), run('pipe', 200), run('pipe', 150), run('sluice', 400)], shape, 1000, 1000);
+    expect(summary.compile?.sluice?.turbofanMs).toEqual({ median: 400, min: 300, max: 500 });
+    expect(summary.compile?.pipe?.turbofanMs).toEqual({ median: 150, min: 100, max: 200 });
+    expect(summary.compile?.baseline).toBeUndefined();
+  });
+
+  it('has no compile jobs when the runs counted none', () => {
+    expect(summarizeThroughput([run('pipe', 0, false), run('sluice', 0, false)], shape, 1000, 1000).compile).toBeUndefined();
   });
 });
