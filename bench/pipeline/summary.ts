@@ -80,9 +80,9 @@ export interface CompileSummary {
 }
 
 const summarizeCompile = (runs: readonly ThroughputRun[]): CompileSummary | undefined => {
-  const jobs = runs.map((r) => r.compile);
-  if (jobs.length === 0 || jobs.some((j) => j === undefined)) return undefined;
-  const of = (f: (j: CompileJobs) => number): Summary => summarize(jobs.map((j) => f(j as CompileJobs)));
+  const jobs = runs.flatMap((r) => (r.compile ? [r.compile] : []));
+  if (jobs.length === 0 || jobs.length < runs.length) return undefined; // a side counted in every run, or not at all
+  const of = (f: (j: CompileJobs) => number): Summary => summarize(jobs.map(f));
   return { maglevJobs: of((j) => j.maglev.jobs), maglevMs: of((j) => j.maglev.ms), turbofanJobs: of((j) => j.turbofan.jobs), turbofanMs: of((j) => j.turbofan.ms), deopts: of((j) => j.deopts) };
 };
 
