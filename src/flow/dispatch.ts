@@ -107,6 +107,14 @@ const lateMany = (entries: readonly DispatchEntry[], now: number): Set<string> =
   return many;
 };
 
+/**
+ * A release due within LANE_TOLERANCE_MS goes at once, as a lane lets one go (a timer could not
+ * fire it sooner than a millisecond or two later): above a thousand a second, a fetch's messages
+ * of one producer have slots within one millisecond, and holding each for its timer cost more
+ * than the rest of its way (docs/performance.md).
+ */
+const dueNow = (at: number, now: number): boolean => at <= now + LANE_TOLERANCE_MS;
+
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
 export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
@@ -221,7 +229,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     const { producer } = item.info;
     // Waited more than two intervals (and the limiter's rounding to whole milliseconds), or parked.
     const queued = item.fromTier || at - clock.now() > 2 * spacingMs + LANE_TOLERANCE_MS;
-    if (at <= clock.now() && !heldOf.has(producer)) {
+    if (dueNow(at, clock.now()) && !heldOf.has(producer)) {
       // Ingress decided after its slot (a slow round): its lane gets that slot, and counts it like
       // any late release when it is later than the second rule lets pass uncounted. (A retry
       // decided as of its turn keeps the instant it is released at, as before.)
@@ -334,7 +342,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         // it as sent. A later one of the same producer in this fetch either joins the unit too
         // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
         // the producer's order.
-        if (action.kind === 'release' && !frozen && !item.fromTier && action.at <= now && !heldOf.has(item.info.producer)
+        if (action.kind === 'release' && !frozen && !item.fromTier && dueNow(action.at, now) && !heldOf.has(item.info.producer)
           && !late.has(item.info.producer) && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
         else dispatch(item, action, () => acks.ack(item));
       }

@@ -1,4 +1,5 @@
 import { CATCH_UP_MS, CATCH_UP_PACE } from '../../../src/hold/release-lanes';
+import { LANE_TOLERANCE_MS } from '../../../src/hold/second-rule';
 import { type BudgetQueue, createBudgetQueue } from '../../../src/budget/budget-queue';
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
@@ -107,6 +108,16 @@ describe('when a release is due now', () => {
     await t.settle();
     expect(answers).toHaveLength(1);
     await expect(answers[0]).resolves.toBe(1795756148062);
+  });
+
+  it('goes to its lane at once when due within LANE_TOLERANCE_MS, and is held when due later', async () => {
+    const t = setup();
+    t.dispatch(item('1'), release(T0 + LANE_TOLERANCE_MS, 1, 0.5));
+    expect(t.hold.held().messages).toBe(0);
+    expect(values(t.written)).toEqual(['v1']);
+    t.dispatch(item('2', { producer: 'q' }), release(T0 + LANE_TOLERANCE_MS + 0.1, 1, 0.5));
+    expect(t.hold.held().messages).toBe(1);
+    expect(values(t.written)).toEqual(['v1']);
   });
 
   it('is held behind an earlier message of its producer still held, so it never overtakes it', async () => {
@@ -258,6 +269,21 @@ describe('when the actions of one fetch are dispatched together', () => {
     t.dispatcher.handOver();
     t.dispatcher.dispatchAll([entry(t, item('frozen', { producer: 's' }), release(T0 + 20))], acks(t));
     expect(units).toHaveLength(1);
+  });
+
+  // Above a thousand a second a fetch's messages of one producer have slots within a millisecond:
+  // each held for a timer of its own (which fires a millisecond or two later anyway) cost more
+  // than the rest of its way.
+  it('sends a producer\'s releases due within LANE_TOLERANCE_MS in the unit, in order, and holds the first later than that and what follows it', async () => {
+    const units: string[][] = [];
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) });
+    const slots = [T0, T0 + 0.001, T0 + 1, T0 + LANE_TOLERANCE_MS, T0 + LANE_TOLERANCE_MS + 0.5, T0 + LANE_TOLERANCE_MS + 0.501];
+    t.dispatcher.dispatchAll(slots.map((at, k) => entry(t, item(`${k}`), release(at, 1, 0.001))), acks(t));
+    expect(units).toEqual([['v0', 'v1', 'v2', 'v3']]);
+    expect(t.hold.held().messages).toBe(2);
+    t.clock.set(T0 + LANE_TOLERANCE_MS + 0.501);
+    await waitFor(() => t.written.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+    expect(values(t.written)).toEqual(['v4', 'v5']); // one by one, through the hold and the lane
   });
 
   // A start: the first round came back 190 ms after the instant it was decided at, with one
