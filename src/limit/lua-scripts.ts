@@ -41,7 +41,7 @@ export const defineLimiterCommands = (client: Redis | Cluster): void => {
 /** The typed calls the store makes; ioredis adds these methods at run time. */
 export interface LimiterCommands {
   sluiceDecide(key: string, ...args: Array<string | number>): Promise<number[]>;
-  /** numberOfKeys, the keys, then per key: its argument count and decide-1's arguments. */
+  /** numberOfKeys, the keys, then what they share and per key its own (decide-many.lua's ARGV). */
   sluiceDecideMany(numberOfKeys: number, ...keysAndArgs: string[]): Promise<number[][]>;
   sluiceInspect(key: string, ...args: Array<string | number>): Promise<number[]>;
 }

@@ -2,9 +2,9 @@
  * The Redis store: the limiter in Redis, shared by every replica. One script call
  * (./lua/decide-1.lua) per decide(), for all of a producer's messages, on one hash-tagged key
  * per producer; on a standalone Redis one call for a round of producers (decideMany,
- * ./lua/decide-many.lua). Time is Redis TIME unless the request passes `now`. A call that fails
- * or takes longer than timeoutMs (counted from its write, as ioredis's automatic pipelines write
- * it: ./answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
+ * ./lua/decide-many.lua, what they share sent once). Time is Redis TIME unless the request
+ * passes `now`. A call that fails or takes longer than timeoutMs (counted from its write, as
+ * ioredis's automatic pipelines write it: ./answer-timeout.ts) surfaces as a retriable SluiceError STORE_UNAVAILABLE and is never
  * retried here (it may have run). A call stuck behind a stalled Redis would still run once Redis
  * resumes and charge the producer for messages the store-error policy has already routed: each
  * call carries a "not after" instant on the store's clock (timeoutMs + NOT_AFTER_MARGIN_MS from
@@ -108,22 +108,53 @@ export const createRedisStore = ({ redis, keyPrefix, timeoutMs, clock }: RedisSt
     return replyOf(request, reply, notAfter);
   };
 
-  // One script call for them all (decide-many.lua): a call per producer costs this process
-  // ~20 µs more CPU (bench/micro/decide-round.ts). Not on a Cluster: it keeps every producer in
-  // its own hash slot, and one script's keys must share one (there, a call each).
-  const decideMany = async (requests: readonly DecideRequest[]): Promise<BatchDecision[]> => {
-    const keys: string[] = [];
-    const args: string[] = [];
-    const notAfters: string[] = [];
-    for (const request of requests) {
-      const notAfter = notAfterOf(request.now);
-      const own = argsOf(request, notAfter);
-      keys.push(producerKey(keyPrefix, request.producer));
-      args.push(String(own.length), ...own);
-      notAfters.push(notAfter);
+  /**
+   * One call for requests sharing an instant (decide-many.lua): what they share is sent once —
+   * the instant, the "not after", each distinct rule — and per producer its key, rule, count, as-of
+   * and lease (and sizes, for a byte bucket): a round of 100 producers on one rule is 500
+   * arguments, not 1,300, and building a call costs ioredis about 0.3 µs an argument.
+   */
+  const decideAt = async (requests: readonly DecideRequest[], now: number | undefined): Promise<BatchDecision[]> => {
+    const notAfter = notAfterOf(now);
+    const rules = new Map<LimitRule, string>();
+    const shared: string[] = [];
+    const own: string[] = [];
+    for (const { rule, sizes, asOf, lease } of requests) {
+      let index = rules.get(rule);
+      if (index === undefined) {
+        rules.set(rule, (index = String(rules.size + 1)));
+        for (const field of ruleArgs(cache, rule)) shared.push(field);
+      }
+      own.push(index, String(sizes.length), asOf === undefined ? '' : String(asOf), lease ? String(lease) : '');
+      if (rule.byteIntervalMs !== undefined) for (const size of sizes) own.push(String(size));
     }
-    const replies = await withTimeout(commands.sluiceDecideMany(keys.length, ...keys, ...args), answers, 'decide');
-    return requests.map((request, i) => replyOf(request, replies[i], notAfters[i]));
+    // KEYS, then ARGV: one array, spread once.
+    const argv: string[] = requests.map(({ producer }) => producerKey(keyPrefix, producer));
+    argv.push(now === undefined ? '' : String(now), notAfter, String(rules.size));
+    for (const field of shared) argv.push(field);
+    for (const field of own) argv.push(field);
+    const replies = await withTimeout(commands.sluiceDecideMany(requests.length, ...argv), answers, 'decide');
+    return requests.map((request, i) => replyOf(request, replies[i], notAfter));
+  };
+
+  // One script call for them all: a call per producer costs this process ~20 µs more CPU
+  // (bench/micro/decide-round.ts). A round's requests share an instant (none: Redis's time);
+  // requests at different instants (tests) are one call per instant. Not on a Cluster: it keeps
+  // every producer in its own hash slot, and one script's keys must share one (there, a call each).
+  const decideMany = async (requests: readonly DecideRequest[]): Promise<BatchDecision[]> => {
+    const byNow = new Map<number | undefined, number[]>();
+    requests.forEach(({ now }, i) => {
+      const indexes = byNow.get(now);
+      if (indexes) indexes.push(i);
+      else byNow.set(now, [i]);
+    });
+    if (byNow.size === 1) return decideAt(requests, requests[0].now);
+    const replies: BatchDecision[] = [];
+    await Promise.all([...byNow].map(async ([now, indexes]) => {
+      const decided = await decideAt(indexes.map((i) => requests[i]), now);
+      indexes.forEach((i, j) => (replies[i] = decided[j]));
+    }));
+    return replies;
   };
 
   const inspect = async (producer: string, rule: LimitRule, now?: number): Promise<ProducerState> => {
