@@ -63,8 +63,14 @@ export const createPartitionOffsets = (): PartitionOffsets & { committed: number
       if (offset > highest) highest = offset;
     },
     ack(offset: number): void {
-      // Below the oldest unacknowledged offset: acknowledged and counted already.
-      if (head < queue.length && offset >= queue[head]) acked.add(offset);
+      if (head >= queue.length || offset < queue[head]) return; // acknowledged and counted already
+      if (offset > queue[head]) {
+        acked.add(offset);
+        return;
+      }
+      // The oldest unacknowledged one (acks mostly come in order): the prefix moves now, no set.
+      head += 1;
+      while (acked.size > 0 && head < queue.length && acked.delete(queue[head])) head += 1;
     },
     covered(lastOffset: number): void {
       if (lastOffset > highest) highest = lastOffset;

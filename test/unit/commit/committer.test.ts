@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import pino from 'pino';
 import { createCommitter, createOffsetTracker, createPartitionOffsets, isRebalanceError, NUDGE_MS } from '../../../src/commit/committer';
 import { waitFor } from '../../helpers/wait';
@@ -96,6 +97,30 @@ describe('when offsets are added and acknowledged by offset (no function per mes
     p.ack(25);
     expect(p.commitPoint()).toBe(26);
     expect(p.inFlight()).toBe(0);
+  });
+});
+
+describe('when acknowledgements come in any order, some twice', () => {
+  it('commits exactly the contiguous acknowledged prefix after each one', () => {
+    fc.assert(fc.property(
+      fc.uniqueArray(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 60 }).map((offsets) => offsets.sort((a, b) => a - b)),
+      fc.array(fc.nat(), { maxLength: 120 }),
+      (offsets, picks) => {
+        const p = createPartitionOffsets();
+        for (const o of offsets) p.add(o);
+        const acked = new Set<number>();
+        for (const pick of picks) {
+          const offset = offsets[pick % offsets.length];
+          p.ack(offset);
+          acked.add(offset);
+          const oldest = offsets.find((o) => !acked.has(o));
+          const expected = oldest ?? offsets[offsets.length - 1] + 1;
+          expect(p.commitPoint()).toBe(expected > 0 ? expected : undefined);
+          // In flight: from the oldest unacknowledged on (those acknowledged behind it included).
+          expect(p.inFlight()).toBe(oldest === undefined ? 0 : offsets.filter((o) => o >= oldest).length);
+        }
+      },
+    ));
   });
 });
 
