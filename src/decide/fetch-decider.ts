@@ -364,7 +364,9 @@ export const coalesceDecider = (inner: FetchDecider): FetchDecider => {
   const waiting: { candidates: readonly Candidate[]; resolve(v: Verdict[]): void; reject(e: unknown): void }[] = [];
   const flush = (): void => {
     const calls = waiting.splice(0);
-    const all = calls.flatMap((call) => call.candidates);
+    // A loop, not flatMap: V8's flatMap costs about 0.1 µs an element (a fetch's every message).
+    const all: Candidate[] = [];
+    for (const call of calls) for (const candidate of call.candidates) all.push(candidate);
     inner.decide(all).then(
       (verdicts) => {
         let offset = 0;
