@@ -86,17 +86,21 @@ interface Read {
   next?: number;
 }
 
-/** One record read into the flow; a record that reading throws on becomes an `unreadable` item (dead-lettered), never a crash. */
+/**
+ * One record read into the flow (from a tier: `parked`); a record that reading throws on becomes
+ * an `unreadable` item (dead-lettered), never a crash. `forged` counts the `sluice-*` headers
+ * dropped from ingress records.
+ */
 const readOne = (
-  reader: () => FlowItem,
   message: KafkaMessage,
   where: { topic: string; partition: number },
   source: SourceOptions,
   now: number,
   metrics: Metrics,
+  forged: { count: number },
 ): FlowItem => {
   try {
-    return reader();
+    return source.parked ? fromTier(message, where, source.identity, now) : fromIngress(message, where, source.identity, now, forged);
   } catch (error) {
     metrics.unreadableRecords(1);
     return fromUnreadable(message, where, source.identity, now, error);
@@ -134,13 +138,13 @@ const read = (deps: BatchHandlerDeps, { batch, isRunning, isStale }: BatchContro
       break;
     }
     if (!source.parked) {
-      const item = readOne(() => fromIngress(message, where, source.identity, now, forged), message, where, source, now, deps.metrics);
+      const item = readOne(message, where, source, now, deps.metrics, forged);
       const { producer } = item.info;
       offered.set(producer, (offered.get(producer) ?? 0) + 1);
       result.items.push(item);
       continue;
     }
-    let item = readOne(() => fromTier(message, where, source.identity, now), message, where, source, now, deps.metrics);
+    let item = readOne(message, where, source, now, deps.metrics, forged);
     if (item.unreadable !== undefined) {
       result.items.push(item);
       continue;
