@@ -210,6 +210,16 @@ export const describeLimiterStoreContract = (name: string, factory: StoreFactory
         expect((await lease('q', { rate: '1/s', queue: 0 }, [], 1500, 1)).lease).toBeUndefined();
       });
 
+      // Above 1,000/s a fetch's messages of a producer far below its rule span less than one
+      // millisecond: they all leave at once, and the lease follows them.
+      it('grants them after messages that leave within LEASE_AT_ONCE_MS of now under a rule faster than that, none past it', async () => {
+        const fast = await lease('f', { rate: '100000/s', queue: '1s' }, ones(50), 0, 3);
+        expect(brief(fast.decisions)).toEqual(['+0', ...Array(49).fill('+1')]); // 0.01 ms apart, rounded up
+        expect(fast.lease).toEqual({ start: T0 + 1, count: 3 });
+        const more = await lease('g', { rate: '100000/s', queue: '1s' }, ones(101), 0, 3);
+        expect(more.lease).toBeUndefined();
+      });
+
       it('grants none to a rule with a byte bucket, a window or a token bucket', async () => {
         expect((await lease('b', { rate: '10/s', bytes: '1MiB/s', queue: 10 }, ones(1), 0, 1)).lease).toBeUndefined();
         expect((await lease('w', { rate: '10/s', limits: ['1000/h'], queue: 10 }, ones(1), 0, 1)).lease).toBeUndefined();

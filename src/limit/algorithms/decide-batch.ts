@@ -23,13 +23,20 @@ export interface BatchOutcome {
 export const leasable = (rule: LimitRule): boolean => rule.algorithm === 'leaky-bucket' && rule.byteIntervalMs === undefined && rule.windows.length === 0;
 
 /**
+ * How far ahead of now the bucket's next free slot may lie for a lease, at least (one interval
+ * when that is longer): instants are whole milliseconds, so everything decided within it leaves
+ * at once. Above 1,000/s one interval alone would refuse a lease to a fetch's second message.
+ */
+export const LEASE_AT_ONCE_MS = 1;
+
+/**
  * `wanted` slots charged after the call's messages, when the producer is far below its rule:
  * nothing refused (no tail ahead of now) and the bucket's next free slot at most one interval
- * ahead (everything decided leaves by then). They start at that slot (now, for an empty
- * bucket), one interval apart; another message of the producer gets its slot after them.
+ * (or LEASE_AT_ONCE_MS) ahead: everything decided leaves by then. They start at that slot (now,
+ * for an empty bucket), one interval apart; another message of the producer gets its slot after them.
  */
 const grantLease = (rule: LimitRule, state: KeyState, now: number, wanted: number): Lease | undefined => {
-  if (!(wanted >= 1) || !leasable(rule) || state.tail > now || state.tat > now + rule.intervalMs) return undefined;
+  if (!(wanted >= 1) || !leasable(rule) || state.tail > now || state.tat > now + Math.max(rule.intervalMs, LEASE_AT_ONCE_MS)) return undefined;
   const start = Math.max(state.tat, now);
   state.tat = start + wanted * rule.intervalMs;
   return { start: Math.ceil(start), count: wanted };

@@ -225,9 +225,9 @@ for i = 1, k do
   end
 end
 
--- the lease (grantLease in src/limit/algorithms/decide-batch.ts)
+-- the lease (grantLease in src/limit/algorithms/decide-batch.ts; 1: its LEASE_AT_ONCE_MS)
 local wanted = tonumber(ARGV[11])
-if wanted and wanted >= 1 and algorithm == 'l' and not byteT and #limits == 0 and tail <= now and tat <= now + T then
+if wanted and wanted >= 1 and algorithm == 'l' and not byteT and #limits == 0 and tail <= now and tat <= now + math.max(T, 1) then
   local start = math.max(tat, now)
   tat = start + wanted * T
   reply[#reply + 1] = math.ceil(start)
