@@ -34,11 +34,28 @@ const expectSameState = async (a: string, b: string): Promise<void> => {
   else expect(Math.max(Number(ttlA), Number(ttlB))).toBeLessThan(EXPIRING_MS);
 };
 
+/** Two stores on one Redis, under their own prefixes: one deciding rounds in one call, one a call each. */
+const storePair = (name: string) => {
+  const prefixes = { many: randomKeyPrefix(name), single: randomKeyPrefix(`${name}-single`) };
+  return {
+    prefixes,
+    many: createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.many, timeoutMs: 2000 }),
+    single: createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.single, timeoutMs: 2000 }),
+  };
+};
+
+/** The round decided in one call answers and leaves each producer's state as one call each, in order, does. */
+const expectAgree = async ({ prefixes, many, single }: ReturnType<typeof storePair>, requests: DecideRequest[]): Promise<void> => {
+  const together = await many.decideMany?.(requests);
+  const alone = [];
+  for (const request of requests) alone.push(await single.decide(request));
+  expect(together).toEqual(alone);
+  for (const { producer } of requests) await expectSameState(producerKey(prefixes.many, producer), producerKey(prefixes.single, producer));
+};
+
 describe('when one call decides several producers (standalone Redis)', () => {
   it('decides each as decide() alone would: same replies, same state, for random rules and arrivals', async () => {
-    const prefixes = { many: randomKeyPrefix('many'), single: randomKeyPrefix('single') };
-    const many = createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.many, timeoutMs: 2000 });
-    const single = createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.single, timeoutMs: 2000 });
+    const pair = storePair('many');
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(scenarioArb(12), { minLength: 2, maxLength: 6 }), async (scenarios) => {
@@ -54,11 +71,7 @@ describe('when one call decides several producers (standalone Redis)', () => {
             clocks[j] += arrival.gap;
             requests.push({ producer: `run-${run}-producer-${j}`, rule: rules[j], sizes: arrival.sizes, now: clocks[j] });
           });
-          const together = await many.decideMany?.(requests);
-          const alone = [];
-          for (const request of requests) alone.push(await single.decide(request));
-          expect(together).toEqual(alone);
-          for (const { producer } of requests) await expectSameState(producerKey(prefixes.many, producer), producerKey(prefixes.single, producer));
+          await expectAgree(pair, requests);
         }
       }),
       { numRuns: 60 },
@@ -68,9 +81,7 @@ describe('when one call decides several producers (standalone Redis)', () => {
   // A round's requests share an instant: one call, each distinct rule sent once, and what each
   // producer has of its own after them (decide-many.lua). Producers share rules here on purpose.
   it('decides producers at one instant in one call as decide() alone would: rules shared or not, byte buckets, as-of instants, leases', async () => {
-    const prefixes = { many: randomKeyPrefix('many-at'), single: randomKeyPrefix('single-at') };
-    const many = createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.many, timeoutMs: 2000 });
-    const single = createRedisStore({ redis: clients.redis(), keyPrefix: prefixes.single, timeoutMs: 2000 });
+    const pair = storePair('many-at');
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(scenarioArb(12), { minLength: 1, maxLength: 3 }), fc.array(fc.nat(), { minLength: 2, maxLength: 8 }), async (scenarios, picks) => {
@@ -92,11 +103,7 @@ describe('when one call decides several producers (standalone Redis)', () => {
             requests.push({ producer: `run-${run}-producer-${j}`, rule: rules[r], sizes: arrival.sizes, now: clock, asOf, lease });
           });
           if (requests.length === 0) continue;
-          const together = await many.decideMany?.(requests);
-          const alone = [];
-          for (const request of requests) alone.push(await single.decide(request));
-          expect(together).toEqual(alone);
-          for (const { producer } of requests) await expectSameState(producerKey(prefixes.many, producer), producerKey(prefixes.single, producer));
+          await expectAgree(pair, requests);
         }
       }),
       { numRuns: 60 },
