@@ -22,7 +22,7 @@ import type { Clock } from '../clock';
 import { SluiceError } from '../errors';
 import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
-import { COUNTED_LATE_MS, LANE_TOLERANCE_MS } from '../hold/second-rule';
+import { COUNTED_LATE_MS, dueNow, LANE_TOLERANCE_MS } from '../hold/second-rule';
 import type { Metrics } from '../metrics/types';
 import type { DeadLetterReason, ParkInfo } from '../park/park';
 import type { MessageWriter } from '../produce/batch-sender';
@@ -106,14 +106,6 @@ const lateMany = (entries: readonly DispatchEntry[], now: number): Set<string> =
   }
   return many;
 };
-
-/**
- * A release due within LANE_TOLERANCE_MS goes at once, as a lane lets one go (a timer could not
- * fire it sooner than a millisecond or two later): above a thousand a second, a fetch's messages
- * of one producer have slots within one millisecond, and holding each for its timer cost more
- * than the rest of its way (docs/performance.md).
- */
-const dueNow = (at: number, now: number): boolean => at <= now + LANE_TOLERANCE_MS;
 
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
@@ -229,6 +221,9 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     const { producer } = item.info;
     // Waited more than two intervals (and the limiter's rounding to whole milliseconds), or parked.
     const queued = item.fromTier || at - clock.now() > 2 * spacingMs + LANE_TOLERANCE_MS;
+    // Due within LANE_TOLERANCE_MS, it goes now, as a lane lets one go (a timer could not fire it
+    // sooner): above 1,000/s a fetch's messages of one producer have slots within a millisecond,
+    // and a timer for each cost more than the rest of its way (docs/performance.md).
     if (dueNow(at, clock.now()) && !heldOf.has(producer)) {
       // Ingress decided after its slot (a slow round): its lane gets that slot, and counts it like
       // any late release when it is later than the second rule lets pass uncounted. (A retry

@@ -27,7 +27,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, createSentClock, LANE_TOLERANCE_MS, type LateReleases, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
+import { binds, COUNTED_LATE_MS, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -233,7 +233,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       item.slot ??= now;
       const lane = laneOf(producer, spacingMs, now);
       const at = lane.queue.length === 0 && !lane.armed && !stuck(lane, now) ? slot(lane, item.slot, now) : Infinity;
-      if (at <= now + LANE_TOLERANCE_MS) return send(lane, item, at, now);
+      if (dueNow(at, now)) return send(lane, item, at, now);
       lane.queue.push(item);
       waiting += 1;
       if (!lane.armed) scheduleHead(lane);

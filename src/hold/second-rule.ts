@@ -28,6 +28,8 @@
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
 export const LANE_TOLERANCE_MS = 2;
+/** Whether a release at `at` goes at once at `now` (within LANE_TOLERANCE_MS): in a lane and in the dispatcher alike. */
+export const dueNow = (at: number, now: number): boolean => at <= now + LANE_TOLERANCE_MS;
 /** Within any second a lane sends only messages whose slots lie at most this far apart. */
 export const SECOND_SPAN_MS = 1100;
 export const SECOND_MS = 1000;
