@@ -100,7 +100,10 @@ describe('when one call decides several producers (standalone Redis)', () => {
             // Some as of an earlier turn, some asking for a lease: each field is the producer's own.
             const asOf = picks[j] % 5 === 1 ? clock - (picks[j] % 700) : undefined;
             const lease = picks[j] % 3 === 2 ? 1 + (picks[j] % 7) : undefined;
-            requests.push({ producer: `run-${run}-producer-${j}`, rule: rules[r], sizes: arrival.sizes, now: clock, asOf, lease });
+            // Fresh producers each step: a state left by an earlier step may have a TTL of a few ms
+            // (Redis expires by the wall clock, the test's instants are its own), and one copy
+            // expired before the next step and the other not decided the same message apart (CI).
+            requests.push({ producer: `run-${run}-step-${step}-producer-${j}`, rule: rules[r], sizes: arrival.sizes, now: clock, asOf, lease });
           });
           if (requests.length === 0) continue;
           await expectAgree(pair, requests);
