@@ -14,7 +14,7 @@ import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { MessageWriter, Sender } from '../produce/batch-sender';
-import { createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
+import { type BatchControls, createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
 import { createDispatcher, type Outcome } from './dispatch';
 import type { FlowItem, RoutePolicy } from './flow-item';
 import { createGroupConsumer, type GroupConsumer } from './group-consumer';
@@ -60,6 +60,8 @@ export interface Flow {
   consumer: GroupConsumer;
   tracker: OffsetTracker;
   start(): Promise<void>;
+  /** What the consumer calls for each fetched batch (bench/micro/path.ts hands it batches itself). */
+  handle(controls: BatchControls): Promise<void>;
   /** Whether a fetched batch is being handled right now. */
   busy(): boolean;
   /** Pause fetching for `reason` (or end that reason): fetching resumes once no reason is left. */
@@ -128,19 +130,21 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
     acked: () => consumer.nudge(),
   });
 
+  const handleCounted = async (controls: BatchControls): Promise<void> => {
+    active += 1;
+    try {
+      await handle(controls);
+    } finally {
+      active -= 1;
+    }
+  };
+
   return {
     name: options.name,
     consumer,
     tracker,
-    start: () =>
-      consumer.start(async (payload) => {
-        active += 1;
-        try {
-          await handle(payload);
-        } finally {
-          active -= 1;
-        }
-      }),
+    start: () => consumer.start(handleCounted),
+    handle: handleCounted,
     busy: () => active > 0,
     block: (reason, on) => {
       if (on) blockedFor.add(reason);
