@@ -63,7 +63,7 @@ export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: Slui
   SLUICE_HTTP_HOST: '127.0.0.1',
   SLUICE_HTTP_PORT: String(port),
   SLUICE_HTTP_ADMIN_PORT: '0', // two replicas on one machine: each its own admin listener
-  SLUICE_LOG_LEVEL: 'warn',
+  SLUICE_LOG_LEVEL: process.env.BENCH_SLUICE_LOG_LEVEL ?? 'warn', // debug: the ingress flow's pauses, among others
   ...setup.env,
 });
 

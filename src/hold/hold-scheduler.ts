@@ -4,10 +4,13 @@
  * are capped: past either cap `onPressure(true)` tells the consumer to pause; once both fall
  * below 80% of their cap, `onPressure(false)` lets it resume.
  *
- * Releases come first: when one fires more than RELEASE_LATE_MS after its instant (the event loop is
- * busy, most often with reading and parking a flood), `onLate(true)` asks the flow that takes
- * new messages to pause, so what was already admitted leaves on its slot; lanes never recover
- * a slot that passed. `onLate(false)` once a release is on time again and none was late for
+ * Releases come first: when a paced one (a message that waited for its producer's rate) fires
+ * more than RELEASE_LATE_MS after its instant (the event loop is busy, most often with reading
+ * and parking a flood), `onLate(true)` asks the flow that takes new messages to pause, so what
+ * was already admitted leaves on its slot; lanes never recover a slot that passed. A message let
+ * through at once has no slot to lose: late, it pauses nothing (a cold or busy process paused
+ * its reading 250 ms at a time for those, and fell seconds behind a load it could carry).
+ * `onLate(false)` once a release is on time again and none was late for
  * LATE_HOLD_MS, or once nothing is held. The same flow yields early on memory too: past
  * YIELD_SHARE of either cap `onYield(true)` (below 80% of that, `onYield(false)`), so the
  * messages already admitted — the tiers read ahead of their slots — keep the rest of the room.
@@ -22,6 +25,8 @@ export interface HeldMessage {
   bytes: number;
   /** Called once, at (or just after) `at`. */
   release(): void;
+  /** Whether its producer loses a slot when this fires late (it waited for its rate); only those pause reading (`onLate`). Default true. */
+  paced?: boolean;
   /** Called instead of release when the message is taken out before its instant (graceful stop parks it). */
   evict(): void;
   /** The partition the message came from ("topic\u0000partition"): a rebalance hands over what it owns. */
@@ -145,15 +150,20 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
     timerAt = Infinity;
     const now = clock.now();
     let released = 0;
-    const first = heap.peek();
-    for (let top = first; top && top.at <= now; top = heap.peek()) {
+    let lateBy = 0; // of the earliest paced release
+    let paced = false;
+    for (let top = heap.peek(); top && top.at <= now; top = heap.peek()) {
       heap.pop();
       bytes -= top.bytes;
       released += 1;
+      if (!paced && top.paced !== false) {
+        paced = true;
+        lateBy = now - top.at;
+      }
       top.release();
     }
     if (released > 0) changed();
-    if (first && released > 0) releasedLate(now, now - first.at);
+    if (released > 0) releasedLate(now, lateBy);
     arm();
   };
 

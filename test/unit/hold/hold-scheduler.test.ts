@@ -1,5 +1,5 @@
 import { manualClock, systemClock } from '../../../src/clock';
-import { createHoldScheduler, LATE_HOLD_MS, RELEASE_LATE_MS, YIELD_SHARE } from '../../../src/hold/hold-scheduler';
+import { createHoldScheduler, type HoldScheduler, LATE_HOLD_MS, RELEASE_LATE_MS, YIELD_SHARE } from '../../../src/hold/hold-scheduler';
 
 const until = async (condition: () => boolean, ms = 2000): Promise<void> => {
   const deadline = Date.now() + ms;
@@ -165,6 +165,44 @@ describe('when releases fire late (the process is behind)', () => {
     hold.add({ at: 1100, bytes: 1, release: () => undefined, evict: () => undefined });
     await until(() => signals.length === 2);
     expect(signals).toEqual([true, false]);
+    hold.close();
+  });
+});
+
+describe('when releases that waited for no rate fire late (paced: false)', () => {
+  // Closed even when an expectation fails: a hold on a manual clock re-arms its timer forever.
+  const holds: HoldScheduler[] = [];
+  afterEach(() => holds.splice(0).forEach((hold) => hold.close()));
+
+  it('pauses nothing for them, and measures the lateness of the first paced release among them', async () => {
+    const clock = manualClock(1000);
+    const signals: [boolean, number][] = [];
+    const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push([late, clock.now()]) });
+    holds.push(hold);
+    hold.add({ at: 1010, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    hold.add({ at: 1011, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    hold.add({ at: 1100, bytes: 1, release: () => undefined, evict: () => undefined });
+    clock.set(1010 + RELEASE_LATE_MS + 5); // both unpaced are late by more than RELEASE_LATE_MS
+    await until(() => hold.held().messages === 1);
+    expect(signals).toEqual([]);
+    // Fired with a paced one due RELEASE_LATE_MS + 1 ago behind an unpaced one due earlier: late.
+    hold.add({ at: 1100 - 50, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    clock.set(1100 + RELEASE_LATE_MS + 1);
+    await until(() => hold.held().messages === 0);
+    expect(signals).toEqual([[true, 1100 + RELEASE_LATE_MS + 1]]);
+    hold.close();
+  });
+
+  it('is not late when the paced release among them is on time', async () => {
+    const clock = manualClock(1000);
+    const signals: boolean[] = [];
+    const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push(late) });
+    holds.push(hold);
+    hold.add({ at: 1010, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    hold.add({ at: 1040, paced: true, bytes: 1, release: () => undefined, evict: () => undefined });
+    clock.set(1040 + RELEASE_LATE_MS); // the unpaced one 55 ms late, the paced one just within RELEASE_LATE_MS
+    await until(() => hold.held().messages === 0);
+    expect(signals).toEqual([]);
     hold.close();
   });
 });
