@@ -190,7 +190,6 @@ describe('when releases that waited for no rate fire late (paced: false)', () =>
     clock.set(1100 + RELEASE_LATE_MS + 1);
     await until(() => hold.held().messages === 0);
     expect(signals).toEqual([[true, 1100 + RELEASE_LATE_MS + 1]]);
-    hold.close();
   });
 
   it('is not late when the paced release among them is on time', async () => {
@@ -203,7 +202,6 @@ describe('when releases that waited for no rate fire late (paced: false)', () =>
     clock.set(1040 + RELEASE_LATE_MS); // the unpaced one 55 ms late, the paced one just within RELEASE_LATE_MS
     await until(() => hold.held().messages === 0);
     expect(signals).toEqual([]);
-    hold.close();
   });
 });
 
