@@ -5,18 +5,7 @@
  * parallel garbage collection) — and, after a full gc (--expose-gc), its heap. It adds nothing
  * to the hot path, never keeps the process alive, and ends it when the harness goes away.
  */
-const { readFileSync } = require('node:fs');
-
-/** The main thread's user + system CPU in µs (Linux: /proc, clock ticks of 10 ms), else undefined. */
-const mainThreadMicros = () => {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
-  } catch {
-    return undefined;
-  }
-};
+const { mainThreadMicros } = require('./main-thread-cpu.cjs');
 
 if (process.send) {
   process.on('message', (message) => {

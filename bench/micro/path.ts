@@ -13,7 +13,7 @@
  * Environment: PRODUCERS (100), HEADERS (2 besides the producer's), VALUE (bytes, 100),
  * PROF=file.cpuprofile (a CPU profile of the measured part). The Redis is flushed first.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -29,6 +29,7 @@ const { systemClock } = require(`${code}/clock`) as typeof import('../../src/clo
 const { createStoreClock } = require(`${code}/decide/store-clock`) as typeof import('../../src/decide/store-clock');
 const { compileRule } = require(`${code}/limit/compile-rule`) as typeof import('../../src/limit/compile-rule');
 const { createPromMetrics } = require(`${code}/metrics/prom-metrics`) as typeof import('../../src/metrics/prom-metrics');
+const { mainThreadMicros } = require('../common/main-thread-cpu.cjs') as { mainThreadMicros(): number | undefined };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 const MESSAGES = Number(process.argv[2] ?? 200_000);
@@ -62,10 +63,11 @@ const template = async (identityHeader: string): Promise<Buffer> => {
   return sized;
 };
 
-/** The main thread's CPU so far, ms (utime + stime of the thread whose id is the process's, in 10 ms ticks). */
+/** The main thread's CPU so far, ms (Linux; 10 ms ticks). */
 const mainThreadMs = (): number => {
-  const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const micros = mainThreadMicros();
+  if (micros === undefined) throw new Error('the main thread\'s CPU is read from /proc (Linux only)');
+  return micros / 1000;
 };
 
 const main = async (): Promise<void> => {
