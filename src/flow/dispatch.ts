@@ -234,7 +234,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     heldOf.set(producer, (heldOf.get(producer) ?? 0) + 1);
     hold.add({
       at,
-      paced: queued,
+      conforming: !queued,
       bytes: item.size,
       owner: ownerOf(item.topic, item.partition),
       release: () => {

@@ -4,7 +4,7 @@
  * are capped: past either cap `onPressure(true)` tells the consumer to pause; once both fall
  * below 80% of their cap, `onPressure(false)` lets it resume.
  *
- * Releases come first: when a paced one (a message that waited for its producer's rate) fires
+ * Releases come first: when one that waited for its producer's rate (not `conforming`) fires
  * more than RELEASE_LATE_MS after its instant (the event loop is busy, most often with reading
  * and parking a flood), `onLate(true)` asks the flow that takes new messages to pause, so what
  * was already admitted leaves on its slot; lanes never recover a slot that passed. A message let
@@ -25,8 +25,8 @@ export interface HeldMessage {
   bytes: number;
   /** Called once, at (or just after) `at`. */
   release(): void;
-  /** Whether its producer loses a slot when this fires late (it waited for its rate); only those pause reading (`onLate`). Default true. */
-  paced?: boolean;
+  /** Let through at once, waiting for no rate (as a lane's item): late, its producer loses no slot, so it pauses no reading (`onLate`). Default false. */
+  conforming?: boolean;
   /** Called instead of release when the message is taken out before its instant (graceful stop parks it). */
   evict(): void;
   /** The partition the message came from ("topic\u0000partition"): a rebalance hands over what it owns. */
@@ -150,14 +150,14 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
     timerAt = Infinity;
     const now = clock.now();
     let released = 0;
-    let lateBy = 0; // of the earliest paced release
-    let paced = false;
+    let lateBy = 0; // of the earliest release that waited for its rate
+    let measured = false;
     for (let top = heap.peek(); top && top.at <= now; top = heap.peek()) {
       heap.pop();
       bytes -= top.bytes;
       released += 1;
-      if (!paced && top.paced !== false) {
-        paced = true;
+      if (!measured && top.conforming !== true) {
+        measured = true;
         lateBy = now - top.at;
       }
       top.release();

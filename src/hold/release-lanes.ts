@@ -189,7 +189,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     const headSlot = slot(lane, ownOf(lane.queue[0], armedAt), armedAt);
     hold.add({
       at: stuck(lane, armedAt) ? Math.max(headSlot, armedAt + STUCK_POLL_MS) : headSlot,
-      paced: lane.queue[0].conforming !== true,
+      conforming: lane.queue[0].conforming,
       bytes: lane.queue[0].bytes,
       release: () => {
         lane.armed = false;

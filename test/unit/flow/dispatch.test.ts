@@ -179,28 +179,28 @@ describe('when a release is later', () => {
   });
 });
 
-describe('what a held release tells the hold about its lateness (paced: only those pause reading when late)', () => {
-  it('a release that waited for its rate is paced; one held a few ms past its slot, or queued in its lane behind one let through, is not', () => {
+describe('what a held release tells the hold about its lateness (only one that waited for its rate, not conforming, pauses reading when late)', () => {
+  it('a release that waited for its rate is not conforming; one held a few ms past its slot, or queued in its lane behind one let through, is', () => {
     const t = setup();
     const adds = jest.spyOn(t.hold, 'add');
     const spacing = 10; // 100/s: more than two intervals (and LANE_TOLERANCE_MS) ahead is a wait for the rate
     t.dispatch(item('1', { producer: 'near' }), release(T0 + LANE_TOLERANCE_MS + 3, 1, spacing));
     t.dispatch(item('2', { producer: 'far' }), release(T0 + 2 * spacing + LANE_TOLERANCE_MS + 1, 1, spacing));
     t.dispatch(item('3', { producer: 'tier', fromTier: true }), release(T0 + 5, 1, spacing));
-    // Let through at once, the second of a producer queues in its lane (one interval later): not paced.
+    // Let through at once, the second of a producer queues in its lane (one interval later): conforming.
     t.dispatch(item('4', { producer: 'lane' }), release(T0, 1, spacing));
     t.dispatch(item('5', { producer: 'lane' }), release(T0, 1, spacing));
-    expect(adds.mock.calls.map(([held]) => held.paced)).toEqual([false, true, true, false]);
+    expect(adds.mock.calls.map(([held]) => held.conforming === true)).toEqual([true, false, false, true]);
     expect(adds.mock.calls[3][0].at).toBeCloseTo(T0 + spacing);
   });
 
-  it('a lane\'s head that waited for its rate is paced', () => {
+  it('a lane\'s head that waited for its rate is not conforming', () => {
     const t = setup();
     const adds = jest.spyOn(t.hold, 'add');
     t.dispatch(item('1', { fromTier: true }), release(T0, 1, 10));
     t.dispatch(item('2', { fromTier: true }), release(T0, 1, 10));
     expect(t.written.map((w) => w.value)).toEqual(['v1']);
-    expect(adds.mock.calls.map(([held]) => held.paced)).toEqual([true]);
+    expect(adds.mock.calls.map(([held]) => held.conforming === true)).toEqual([false]);
   });
 });
 

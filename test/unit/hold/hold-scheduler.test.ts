@@ -169,37 +169,37 @@ describe('when releases fire late (the process is behind)', () => {
   });
 });
 
-describe('when releases that waited for no rate fire late (paced: false)', () => {
+describe('when releases that waited for no rate fire late (conforming)', () => {
   // Closed even when an expectation fails: a hold on a manual clock re-arms its timer forever.
   const holds: HoldScheduler[] = [];
   afterEach(() => holds.splice(0).forEach((hold) => hold.close()));
 
-  it('pauses nothing for them, and measures the lateness of the first paced release among them', async () => {
+  it('pauses nothing for them, and measures the lateness of the first release among them that waited for its rate', async () => {
     const clock = manualClock(1000);
     const signals: [boolean, number][] = [];
     const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push([late, clock.now()]) });
     holds.push(hold);
-    hold.add({ at: 1010, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
-    hold.add({ at: 1011, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    hold.add({ at: 1010, conforming: true, bytes: 1, release: () => undefined, evict: () => undefined });
+    hold.add({ at: 1011, conforming: true, bytes: 1, release: () => undefined, evict: () => undefined });
     hold.add({ at: 1100, bytes: 1, release: () => undefined, evict: () => undefined });
-    clock.set(1010 + RELEASE_LATE_MS + 5); // both unpaced are late by more than RELEASE_LATE_MS
+    clock.set(1010 + RELEASE_LATE_MS + 5); // both conforming ones are late by more than RELEASE_LATE_MS
     await until(() => hold.held().messages === 1);
     expect(signals).toEqual([]);
-    // Fired with a paced one due RELEASE_LATE_MS + 1 ago behind an unpaced one due earlier: late.
-    hold.add({ at: 1100 - 50, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    // Fired with one that waited, due RELEASE_LATE_MS + 1 ago, behind a conforming one due earlier: late.
+    hold.add({ at: 1100 - 50, conforming: true, bytes: 1, release: () => undefined, evict: () => undefined });
     clock.set(1100 + RELEASE_LATE_MS + 1);
     await until(() => hold.held().messages === 0);
     expect(signals).toEqual([[true, 1100 + RELEASE_LATE_MS + 1]]);
   });
 
-  it('is not late when the paced release among them is on time', async () => {
+  it('is not late when the release among them that waited for its rate is on time', async () => {
     const clock = manualClock(1000);
     const signals: boolean[] = [];
     const hold = createHoldScheduler({ clock, maxMessages: 100, maxBytes: 1e6, onLate: (late) => signals.push(late) });
     holds.push(hold);
-    hold.add({ at: 1010, paced: false, bytes: 1, release: () => undefined, evict: () => undefined });
-    hold.add({ at: 1040, paced: true, bytes: 1, release: () => undefined, evict: () => undefined });
-    clock.set(1040 + RELEASE_LATE_MS); // the unpaced one 55 ms late, the paced one just within RELEASE_LATE_MS
+    hold.add({ at: 1010, conforming: true, bytes: 1, release: () => undefined, evict: () => undefined });
+    hold.add({ at: 1040, conforming: false, bytes: 1, release: () => undefined, evict: () => undefined });
+    clock.set(1040 + RELEASE_LATE_MS); // the conforming one 55 ms late, the other just within RELEASE_LATE_MS
     await until(() => hold.held().messages === 0);
     expect(signals).toEqual([]);
   });
