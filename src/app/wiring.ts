@@ -188,7 +188,10 @@ export const createPipeline = (config: Config, deps: {
       deps.logger.debug(late ? 'releases run late: the ingress flow pauses so admitted messages leave on their slot' : 'releases on time: the ingress flow fetches again');
       blockIngress('late', late);
     },
-    onYield: (nearlyFull) => blockIngress('nearly-full', nearlyFull),
+    onYield: (nearlyFull) => {
+      deps.logger.debug({ held: hold.held() }, nearlyFull ? 'hold nearly full: the ingress flow pauses, what was admitted keeps the rest of the room' : 'hold below its share again: the ingress flow fetches again');
+      blockIngress('nearly-full', nearlyFull);
+    },
     onHeldChange: (messages, bytes) => deps.metrics.held(messages, bytes),
   });
   const writer = createMessageWriter({

@@ -97,7 +97,7 @@ describe('loadConfig', () => {
       expect(config.kafka.ssl).toBe(true);
       expect(config.retry.tiers.map((t) => t.label)).toEqual(['2s', '30s', '1h']);
       expect(config.retry.maxAgeMs).toBe(43_200_000);
-      expect(config.hold).toEqual({ maxMs: 2000, maxMessages: 10000, maxBytes: 1_048_576 });
+      expect(config.hold).toEqual({ maxMs: 2000, maxMessages: 30000, maxBytes: 1_048_576 });
       expect(config.redis.clusterNodes).toEqual([
         { host: 'r1', port: 7000 },
         { host: 'r2', port: 7001 },
