@@ -181,7 +181,7 @@ export const createPipeline = (config: Config, deps: {
   const hold = createHoldScheduler({
     clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,
     onPressure: (full) => {
-      deps.logger.debug({ held: hold.held() }, full ? 'hold full: pausing fetches' : 'hold freed: resuming fetches');
+      deps.logger.debug({ counted: hold.counted() }, full ? 'hold full: pausing fetches' : 'hold freed: resuming fetches');
       for (const flow of flows) flow.block('full', full);
     },
     onLate: (late) => {
@@ -189,7 +189,7 @@ export const createPipeline = (config: Config, deps: {
       blockIngress('late', late);
     },
     onYield: (nearlyFull) => {
-      deps.logger.debug({ held: hold.held() }, nearlyFull ? 'hold nearly full: the ingress flow pauses, what was admitted keeps the rest of the room' : 'hold below its share again: the ingress flow fetches again');
+      deps.logger.debug({ counted: hold.counted() }, nearlyFull ? 'hold nearly full: the ingress flow pauses, what was admitted keeps the rest of the room' : 'hold below its share again: the ingress flow fetches again');
       blockIngress('nearly-full', nearlyFull);
     },
     onHeldChange: (messages, bytes) => deps.metrics.held(messages, bytes),

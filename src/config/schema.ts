@@ -52,7 +52,7 @@ export const schema = {
   },
   hold: {
     maxMs: { doc: 'Longest wait held in memory; longer waits are parked. At least the smallest tier.', format: 'sluice-duration-ms', default: 5000, env: 'SLUICE_HOLD_MAX_MS' },
-    maxMessages: { doc: 'Most messages held in memory at once; past it the consumer pauses.', format: 'sluice-positive-int', default: 30000, env: 'SLUICE_HOLD_MAX_MESSAGES' },
+    maxMessages: { doc: 'Most messages held in memory at once (waiting for their slot or being written); past it the consumer pauses. Each costs about 2 KB of heap besides its bytes.', format: 'sluice-positive-int', default: 30000, env: 'SLUICE_HOLD_MAX_MESSAGES' },
     maxBytes: { doc: 'Most message bytes held in memory at once; past it the consumer pauses.', format: 'sluice-byte-size', default: '64MiB', env: 'SLUICE_HOLD_MAX_BYTES' },
   },
   commit: {

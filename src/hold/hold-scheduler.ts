@@ -43,6 +43,8 @@ export interface HoldScheduler {
    */
   track(bytes: number, messages?: number): () => void;
   held(): { messages: number; bytes: number };
+  /** What counts against the caps: the held messages and those tracked until acknowledged. */
+  counted(): { messages: number; bytes: number };
   isFull(): boolean;
   /** Removes and returns (in release order) the held messages due after `instant`: shutdown parks them. */
   takeLaterThan(instant: number): HeldMessage[];
@@ -197,6 +199,7 @@ export const createHoldScheduler = ({ clock, maxMessages, maxBytes, onPressure, 
       };
     },
     held: () => ({ messages: heap.size, bytes }),
+    counted: () => ({ messages: heap.size + outMessages, bytes: bytes + outBytes }),
     isFull: () => full,
     takeLaterThan(instant) {
       const keep: Entry[] = [];

@@ -86,6 +86,19 @@ describe('when messages are sent at once without being held', () => {
     big();
     expect(signals).toEqual([true, false, true, false]);
   });
+
+  it('says what counts against the caps: the held messages and those tracked until acknowledged', () => {
+    const hold = createHoldScheduler({ clock: systemClock, maxMessages: 100, maxBytes: 1e6 });
+    hold.add({ at: Date.now() + 60_000, bytes: 7, release: () => undefined, evict: () => undefined });
+    const one = hold.track(10);
+    const together = hold.track(30, 3);
+    expect(hold.counted()).toEqual({ messages: 5, bytes: 47 });
+    expect(hold.held()).toEqual({ messages: 1, bytes: 7 });
+    together();
+    one();
+    expect(hold.counted()).toEqual({ messages: 1, bytes: 7 });
+    hold.close();
+  });
 });
 
 describe('when a rebalance takes partitions away', () => {
