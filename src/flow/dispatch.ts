@@ -198,8 +198,9 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
    * Into the producer's lane: sent on its turn, at least spacingMs after the previous one. A
    * message that waited for its slot (`queued`: its producer is backlogged, so its slots are
    * contiguous) counts in the lane's second rule at its acknowledgement; one let through at once
-   * is not counted (its slots are sparse, so the rule's span says nothing about its count), so a
-   * slow broker or a stall never holds back traffic under its quota.
+   * is not counted if it leaves on its slot or its slot is sparse (the rule's span says nothing
+   * about the count of sparse slots), so a slow broker or a stall never holds back traffic under
+   * its quota (the lane says when it is counted: release-lanes.ts).
    */
   const toLane = (item: FlowItem, attempt: number, slot: number, spacingMs: number, queued: boolean, ack: () => void): void => {
     const count = counted(item, ack);
