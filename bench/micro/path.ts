@@ -11,7 +11,8 @@
  *   SLUICE_REDIS_URL=redis://127.0.0.1:6379 npx tsx bench/micro/path.ts [messages] [code: src/ (default), dist/, or another checkout's]
  * (dist/ after `npm run build`: a profile of it names functions and lines as written.)
  * Environment: PRODUCERS (100), HEADERS (2 besides the producer's), VALUE (bytes, 100),
- * PROF=file.cpuprofile (a CPU profile of the measured part). The Redis is flushed first.
+ * PROF=file.cpuprofile (a CPU profile of the measured part), HEAP_PROF=file.heapprofile (its
+ * allocations, sampled every 4 KiB, those collected since too). The Redis is flushed first.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -124,12 +125,17 @@ const main = async (): Promise<void> => {
   };
   const controls = { resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false };
 
-  const profiler = process.env.PROF ? new Session() : undefined;
-  if (profiler) {
-    profiler.connect();
+  const profiler = process.env.PROF || process.env.HEAP_PROF ? new Session() : undefined;
+  if (profiler) profiler.connect();
+  if (profiler && process.env.PROF) {
     await profiler.post('Profiler.enable');
     await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
     await profiler.post('Profiler.start');
+  }
+  // Every allocation sampled, also those collected since (what the collector's threads work through).
+  if (profiler && process.env.HEAP_PROF) {
+    await profiler.post('HeapProfiler.enable');
+    await profiler.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   }
   const mainStart = mainThreadMs();
   const start = performance.now();
@@ -145,6 +151,7 @@ const main = async (): Promise<void> => {
   const mainMs = mainThreadMs() - mainStart;
   const wallMs = performance.now() - start;
   if (profiler && process.env.PROF) writeFileSync(process.env.PROF, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+  if (profiler && process.env.HEAP_PROF) writeFileSync(process.env.HEAP_PROF, JSON.stringify((await profiler.post('HeapProfiler.stopSampling')).profile));
 
   const perMessage = (ms: number, count: number): number => Number(((ms * 1000) / count).toFixed(2));
   const half = Math.floor(marks.length / 2);
