@@ -117,9 +117,10 @@ const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
 /**
  * Whether slot `own` continues a run of the lane's slots: within two intervals of the previous
  * one (or before it: slots of several partitions come out of order), as a backlogged producer's
- * are. A slot farther from the last is sparse: its producer is under its rate there.
+ * are, or the lane's first (nothing before it tells a run from a sparse slot). A slot farther
+ * from the last is sparse: its producer is under its rate there.
  */
-const inRun = (lane: Lane, own: number): boolean => own - lane.lastOwn <= 2 * lane.spacingMs + SLOT_ROUNDING_MS;
+const inRun = (lane: Lane, own: number): boolean => lane.lastOwn === -Infinity || own - lane.lastOwn <= 2 * lane.spacingMs + SLOT_ROUNDING_MS;
 
 /** Whether a send of `lane` has waited more than STUCK_MS for its answer (the outage rule). */
 const stuck = (lane: Lane, now: number): boolean => lane.sending.length > 0 && now - lane.sending[0] > STUCK_MS;

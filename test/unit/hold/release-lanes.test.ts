@@ -713,6 +713,20 @@ describe('when messages let through at once (conforming) wait in their lane and 
     expect(busiestSecond(at(t.sent))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
   });
 
+  it('counts a lane\'s first message that leaves late (nothing before it tells a run from a sparse slot): no second holds more than 1.1 × the rate + 1', () => {
+    const t = setup();
+    // The process stalls from the start until 1,121: a run of 112 slots from 1,010, every message let through at once.
+    for (let k = 0; k < 112; k += 1) {
+      const slot = 1010 + 10 * k;
+      t.clock.set(Math.max(t.clock.now(), slot < 1121 ? 1121 : slot));
+      while (t.held.length > 0 && t.held.sort((a, b) => a.at - b.at)[0].at <= t.clock.now()) t.fire();
+      t.lanes.due('p', 10, { ...t.item(String(k)), slot, conforming: true });
+    }
+    while (t.held.length > 0) t.fire();
+    expect(t.sent).toHaveLength(112);
+    expect(busiestSecond(at(t.sent))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
+  });
+
   it('counts none that leaves on its slot, however late its answer: a slow broker holds back nothing under the quota', async () => {
     const told: number[] = [];
     const clock = manualClock(1000);

@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { manualClock } from '../../../src/clock';
+import type { HeldMessage } from '../../../src/hold/hold-scheduler';
+import { createReleaseLanes } from '../../../src/hold/release-lanes';
+import { COUNTED_LATE_MS } from '../../../src/hold/second-rule';
+
+/**
+ * One producer's releases through its lane, on a manual clock, whatever the process does: its
+ * slots at least an interval apart (runs an interval apart, looser stretches, holes), each let
+ * through at once (`conforming`) or not, each due at once offered first to the fast path
+ * (`sendsNow`) or not, the process stalled now and then (what fell due meanwhile comes when the
+ * stall ends) and its timers firing late. The fast path is offered only what is at most
+ * COUNTED_LATE_MS behind its slot, as the dispatcher routes (a producer's messages decided later
+ * go through its lane; a lone one of a fetch is the exception: one message). Sends count as they
+ * leave (the broker's answers are modelled in release-lanes.test.ts). What leaves keeps to the
+ * design's bound for a shaped producer: at most 1.15 × the rate in any second (docs/design.md;
+ * the second rule aims at 1.1 × + 1: the worst of 20,000 runs here was 113 at 100/s, 138 before
+ * a message let through at once counted when it left late within a run).
+ */
+const INTERVAL = 10; // 100/s
+
+const busiestSecond = (sorted: number[]): number => {
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i += 1) {
+    while (sorted[i] - sorted[j] >= 1000) j += 1;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+};
+
+/** A stretch of messages alike: a run an interval apart or a looser one, after a gap; all let through at once, none, or some. */
+const stretch = fc.record({
+  gap: fc.oneof(fc.constant(INTERVAL), fc.integer({ min: 100, max: 2500 })),
+  length: fc.integer({ min: 1, max: 150 }),
+  loose: fc.boolean(),
+  conforming: fc.constantFrom('all', 'none', 'some'),
+  fastPath: fc.boolean(),
+  seed: fc.integer({ min: 0, max: 1_000_000 }),
+});
+type Stretch = typeof stretch extends fc.Arbitrary<infer T> ? T : never;
+
+/** The messages of the stretches: each slot's gap to the previous, whether let through at once, whether offered to the fast path. */
+const messagesOf = (stretches: Stretch[]): { gap: number; conforming: boolean; fastPath: boolean }[] =>
+  stretches.flatMap((s) => Array.from({ length: s.length }, (_, k) => {
+    const pick = (s.seed * (k + 7)) % 97; // deterministic per message
+    return {
+      gap: k === 0 ? s.gap : s.loose ? INTERVAL + (pick % (3 * INTERVAL)) : INTERVAL,
+      conforming: s.conforming === 'all' || (s.conforming === 'some' && pick % 2 === 0),
+      fastPath: s.fastPath && pick % 3 !== 0,
+    };
+  }));
+const stall = fc.record({ at: fc.integer({ min: 0, max: 6000 }), lengthMs: fc.integer({ min: 1, max: 1500 }) });
+
+const run = (messages: { gap: number; conforming: boolean; fastPath: boolean }[], stalls: { at: number; lengthMs: number }[], timerLateMs: number[]): number[] => {
+  const clock = manualClock(1000);
+  const held: HeldMessage[] = [];
+  const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
+  const sent: number[] = [];
+  /** When the process gets to run at `t` (a stall moves it to the stall's end). */
+  const awake = (t: number): number => {
+    for (const s of stalls) if (t >= 1000 + s.at && t < 1000 + s.at + s.lengthMs) return 1000 + s.at + s.lengthMs;
+    return t;
+  };
+  let fired = 0;
+  const fireUntil = (t: number): void => {
+    for (;;) {
+      held.sort((a, b) => a.at - b.at);
+      if (held.length === 0 || held[0].at > t) return;
+      const next = held.shift() as HeldMessage;
+      clock.set(Math.max(clock.now(), awake(next.at + timerLateMs[fired++ % timerLateMs.length])));
+      next.release();
+    }
+  };
+  let slot = 1000;
+  for (const m of messages) {
+    slot += m.gap;
+    const due = awake(Math.max(slot, clock.now()));
+    fireUntil(due);
+    clock.set(Math.max(clock.now(), due));
+    const send = (): void => void sent.push(clock.now());
+    if (m.fastPath && clock.now() - slot <= COUNTED_LATE_MS && lanes.sendsNow('p', INTERVAL, slot)) send();
+    else lanes.due('p', INTERVAL, { bytes: 1, slot, conforming: m.conforming, send, evict: () => undefined });
+  }
+  fireUntil(Infinity);
+  return sent;
+};
+
+describe('a producer\'s lane, whatever its slots, flags, stalls and late timers', () => {
+  it('sends every message, and never more than 1.15 × the rate in any second', () => {
+    fc.assert(
+      fc.property(
+        fc.array(stretch, { minLength: 1, maxLength: 8 }),
+        fc.array(stall, { maxLength: 4 }),
+        fc.array(fc.integer({ min: 0, max: 150 }), { minLength: 1, maxLength: 8 }),
+        (stretches, stalls, timerLateMs) => {
+          const messages = messagesOf(stretches);
+          const sent = run(messages, stalls, timerLateMs);
+          expect(sent).toHaveLength(messages.length);
+          expect(busiestSecond([...sent].sort((a, b) => a - b))).toBeLessThanOrEqual((115 * (1000 / INTERVAL)) / 100);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  }, 60_000);
+});
