@@ -14,9 +14,10 @@
  *   (the broker's clock is not this one's). One that reports none
  *   counts at its release; one let through at once (`conforming`) is not counted when it leaves
  *   on its slot, nor when its slot is sparse (more than two intervals after the lane's last: a
- *   span of sparse slots says nothing about their count; a lane's first is not sparse); one that leaves late within a run of
- *   slots an interval apart is counted like any late release. Only messages counted late are remembered (one
- *   on its slot can never hold a later one back), for a second. The other way, a lane marks the
+ *   span of sparse slots says nothing about their count; a lane's first is not sparse); one
+ *   that leaves late within a run of slots an interval apart is counted like any late release.
+ *   Only messages counted late are remembered (one on its slot can never hold a later one
+ *   back), for a second. The other way, a lane marks the
  *   greatest slot it sent in the last second (`SentMarks`): a message whose slot lies more than
  *   the span before it (a parked message back late, behind those decided after it that left on
  *   their slots) waits until a second after that send, and what queues behind it with it.
