@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { manualClock } from '../../../src/clock';
+import { busiestSecond } from '../../helpers/busiest-second';
 import type { HeldMessage } from '../../../src/hold/hold-scheduler';
 import { createReleaseLanes } from '../../../src/hold/release-lanes';
 import { COUNTED_LATE_MS } from '../../../src/hold/second-rule';
@@ -18,15 +19,6 @@ import { COUNTED_LATE_MS } from '../../../src/hold/second-rule';
  * a message let through at once counted when it left late within a run).
  */
 const INTERVAL = 10; // 100/s
-
-const busiestSecond = (sorted: number[]): number => {
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i += 1) {
-    while (sorted[i] - sorted[j] >= 1000) j += 1;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-};
 
 /** A stretch of messages alike: a run an interval apart or a looser one, after a gap; all let through at once, none, or some. */
 const stretch = fc.record({

@@ -1,4 +1,5 @@
 import { manualClock } from '../../../src/clock';
+import { busiestSecond } from '../../helpers/busiest-second';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
 import { CALM_MS, CATCH_UP_MS, CATCH_UP_PACE, STUCK_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
 import { LANE_TOLERANCE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
@@ -22,16 +23,6 @@ const setup = () => {
 };
 
 const at = (sent: string[]): number[] => sent.map((x) => Number(x.split('@')[1]));
-
-/** The most of the sorted instants within any 1 s. */
-const busiestSecond = (sorted: number[]): number => {
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i += 1) {
-    while (sorted[i] - sorted[j] >= 1000) j += 1;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-};
 
 interface Answer {
   at: number;
