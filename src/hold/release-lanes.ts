@@ -171,15 +171,15 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   };
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     const own = item.slot ?? slot;
-    const runs = inRun(lane, own);
+    // Let through at once: not counted (sparse slots say nothing of a second's count; a slow broker
+    // holds back nothing under the quota), unless it waited more than STUCK_MS (it heads a
+    // catch-up: three such gave 26 at 20/s, bound 25) or left late within a run of slots an
+    // interval apart (the first messages of a backlog, let through at once when decided, behind a
+    // catch-up or a stall: uncounted, they gave 112 at 100/s, bound 111, in the bench's accuracy
+    // phase). Asked before `record` moves the lane's last slot.
+    const exempt = item.conforming === true && now - own <= STUCK_MS && !(late(lane, own, now) && inRun(lane, own));
     record(lane, own, slot, now);
     const pending = item.send();
-    // Let through at once: not counted (sparse slots say nothing of a second's count; a slow broker
-    // holds back nothing under the quota), unless it left late within a run of slots an interval
-    // apart (the first messages of a backlog, let through at once when decided, behind a catch-up
-    // or a stall: uncounted, they gave 112 at 100/s, bound 111, in the bench's accuracy phase) or
-    // waited more than STUCK_MS (it heads a catch-up: three such gave 26 at 20/s, bound 25).
-    const exempt = item.conforming === true && !(runs && late(lane, own, now)) && now - own <= STUCK_MS;
     if (!pending) return exempt && !calm(now) ? undefined : counted(lane, own, now);
     lane.sending.push(now);
     const acknowledged = (appendedAt?: unknown): void => {
