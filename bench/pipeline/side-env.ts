@@ -65,7 +65,19 @@ export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: Slui
   SLUICE_HTTP_ADMIN_PORT: '0', // two replicas on one machine: each its own admin listener
   SLUICE_LOG_LEVEL: process.env.BENCH_SLUICE_LOG_LEVEL ?? 'warn', // debug: the ingress flow's pauses, among others
   ...setup.env,
+  ...benchSluiceEnv(process.env.BENCH_SLUICE_ENV),
 });
+
+/** BENCH_SLUICE_ENV: more SLUICE_* settings for every sidecar of the run, `NAME=value` separated by spaces (they win over the phase's). */
+export const benchSluiceEnv = (text: string | undefined): Record<string, string> => {
+  const settings: Record<string, string> = {};
+  for (const pair of (text ?? '').split(' ').filter(Boolean)) {
+    const at = pair.indexOf('=');
+    if (at <= 0 || !pair.startsWith('SLUICE_')) throw new Error(`BENCH_SLUICE_ENV: "${pair}" is not SLUICE_NAME=value`);
+    settings[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return settings;
+};
 
 export const pipeEnv = (services: ServicesEnv, topics: SideTopics): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH,
