@@ -304,6 +304,10 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     writer.forwardAll(messages).then((errors) => {
       release();
       const sent = new Map<string, { count: number; bytes: number }>();
+      // The delays in runs of one value (a fetch's messages were read at one instant): one
+      // histogram call for each run.
+      let delayMs = 0;
+      let delayed = 0;
       for (let i = 0; i < unit.length; i += 1) {
         const { item, action } = unit[i];
         if (i in errors) {
@@ -316,10 +320,16 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
           tally.count += 1;
           tally.bytes += item.size;
         } else sent.set(producer, { count: 1, bytes: item.size });
-        metrics.releaseDelay(messages[i].waitedMs);
+        if (delayed > 0 && messages[i].waitedMs !== delayMs) {
+          metrics.releaseDelay(delayMs, delayed);
+          delayed = 0;
+        }
+        delayMs = messages[i].waitedMs;
+        delayed += 1;
         deps.report?.(producer, 'forwarded');
         acks.ack(item);
       }
+      if (delayed > 0) metrics.releaseDelay(delayMs, delayed);
       for (const [producer, tally] of sent) {
         metrics.message('forwarded', producer, tally.count);
         metrics.forwardedBytes?.(producer, tally.bytes);

@@ -4,6 +4,7 @@
  * label, everybody else counts as `other` (./top-producers.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { observeMany } from './observe-many';
 import { LATE_IGNORED_REASONS, type Metrics, type Outcome } from './types';
 import { OTHER, createTopProducers } from './top-producers';
 
@@ -137,7 +138,7 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
       m.messages.inc({ outcome }, count);
       countProducer(outcome, producer, count);
     },
-    releaseDelay: (ms) => m.releaseDelay.observe(Math.max(0, ms) / 1000),
+    releaseDelay: (ms, count = 1) => observeMany(m.releaseDelay, Math.max(0, ms) / 1000, count),
     storeError: () => m.storeErrors.inc(),
     fallbackActive: (active) => m.fallback.set(active ? 1 : 0),
     held(messages, bytes) {

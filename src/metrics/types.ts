@@ -26,8 +26,8 @@ export interface Metrics {
   offered?(producer: string, count: number): void;
   /** bytes (key + value) of one producer's messages written downstream. */
   forwardedBytes?(producer: string, bytes: number): void;
-  /** first seen → released, for a forwarded message. */
-  releaseDelay(ms: number): void;
+  /** first seen → released, for a forwarded message (`count` forwarded together with that delay; 1 by default). */
+  releaseDelay(ms: number, count?: number): void;
   /** one failed store call (timeout, connection). */
   storeError(): void;
   /** whether the store-error fallback is active. */

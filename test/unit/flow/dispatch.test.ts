@@ -50,11 +50,14 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100, budgetQue
     deadLetter: async (c, parked, reason) => void written.push({ kind: 'dead-letter', value: String(c.value), at: clock.now(), info: parked, reason }),
     ...writer,
   };
-  const counted: { outcomes: [string, string][]; delays: number[] } = { outcomes: [], delays: [] };
+  const counted: { outcomes: [string, string][]; delays: number[]; delayCalls: [number, number][] } = { outcomes: [], delays: [], delayCalls: [] };
   const metrics: Metrics = {
     ...noMetrics,
     message: (outcome, producer) => void counted.outcomes.push([outcome, producer]),
-    releaseDelay: (ms) => void counted.delays.push(ms),
+    releaseDelay: (ms, count = 1) => {
+      counted.delayCalls.push([ms, count]);
+      for (let i = 0; i < count; i += 1) counted.delays.push(ms);
+    },
   };
   const stuck: string[] = [];
   const again: { item: FlowItem; ack: () => void }[] = [];
@@ -276,6 +279,16 @@ describe('when the actions of one fetch are dispatched together', () => {
     expect(t.hold.isFull()).toBe(false);
     expect(t.counted.outcomes).toEqual([['forwarded', 'p'], ['forwarded', 'q']]);
     expect(t.counted.delays).toEqual([0, 0, 0]);
+    expect(t.counted.delayCalls).toEqual([[0, 3]]); // one delay, one histogram call
+  });
+
+  it('counts the delays of a unit in runs of one value, in order', async () => {
+    const t = setup();
+    const seen = (offset: string, firstSeen: number) => entry(t, item(offset, { info: { firstSeen } }), release(T0));
+    t.dispatcher.dispatchAll([seen('1', T0 - 5), seen('2', T0 - 5), seen('3', T0 - 9), seen('4', T0 - 5)], acks(t));
+    await t.settle();
+    expect(t.acked).toEqual(['1', '2', '3', '4']);
+    expect(t.counted.delayCalls).toEqual([[5, 2], [9, 1], [5, 1]]);
   });
 
   it('sends the rest the general way: due later, from a tier, behind a held message of its producer, or during a rebalance', async () => {
