@@ -1,8 +1,8 @@
 /**
  * `count` observations of one value in a histogram without labels, at the cost of one:
- * prom-client observes one value a call (0.5–0.8 µs each: a fifth of the sidecar's own
- * JavaScript at 50,000 messages a second, one call a forwarded message), and the messages of a
- * fetch released together share their delay. The first goes through `observe` (it checks the
+ * prom-client observes one value a call (0.5–0.8 µs each, one call a forwarded message: a sixth
+ * of the CPU of the sidecar's own code and libraries at 60,000 messages a second, bench/HISTORY.md
+ * 2026-12-05), and the messages of a fetch released together share their delay. The first goes through `observe` (it checks the
  * value and makes the series); the others are added to the same series' bucket, sum and count,
  * prom-client 15's fields — test/unit/metrics/observe-many.test.ts holds them to what `count`
  * calls of `observe` give, and should those fields change, every observation goes through
