@@ -256,15 +256,10 @@ describe("kafkajs's encoder, appending large encoders by reference, as patched",
   }
   const Rope = Encoder as unknown as { new (): RopeEncoder; REFERENCE_MIN_BYTES: number };
   const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C') as ((buffer: Buffer) => number) & { ofPieces(pieces: Buffer[]): number };
-  const withReferenceMin = <T>(bytes: number, run: () => T): T => {
-    const kept = Rope.REFERENCE_MIN_BYTES;
-    Rope.REFERENCE_MIN_BYTES = bytes;
-    try {
-      return run();
-    } finally {
-      Rope.REFERENCE_MIN_BYTES = kept;
-    }
-  };
+  const shipped = Rope.REFERENCE_MIN_BYTES;
+  afterEach(() => {
+    Rope.REFERENCE_MIN_BYTES = shipped;
+  });
   const int32 = (n: number): Buffer => {
     const b = Buffer.alloc(4);
     b.writeInt32BE(n);
@@ -284,7 +279,8 @@ describe("kafkajs's encoder, appending large encoders by reference, as patched",
 
   it('reads back what was written, in order, however encoders are nested, written into later or read midway', () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 40 }), fc.constantFrom(0, 1, 64, 256), (ops, referenceMin) => withReferenceMin(referenceMin, () => {
+      fc.property(fc.array(op, { maxLength: 40 }), fc.constantFrom(0, 1, 64, 256), (ops, referenceMin) => {
+        Rope.REFERENCE_MIN_BYTES = referenceMin;
         const encoders = Array.from({ length: 4 }, () => new Rope());
         const model = Array.from({ length: 4 }, () => Buffer.alloc(0));
         for (const o of ops) {
@@ -307,7 +303,7 @@ describe("kafkajs's encoder, appending large encoders by reference, as patched",
           expect(e.size()).toBe(model[o.at].length);
         }
         encoders.forEach((e, i) => expect(e.buffer.equals(model[i])).toBe(true));
-      })),
+      }),
       { numRuns: 500 },
     );
   });
@@ -343,13 +339,8 @@ describe("kafkajs's encoder, appending large encoders by reference, as patched",
       }],
     });
     const bytes = async (referenceMin: number, shape: [number, number, number]): Promise<Buffer> => {
-      const kept = Rope.REFERENCE_MIN_BYTES;
       Rope.REFERENCE_MIN_BYTES = referenceMin;
-      try {
-        return (await frame({ correlationId: 7, clientId: 'sluice', request: { apiKey: 0, apiVersion: 3, encode: () => request(...shape).encode() } })).buffer;
-      } finally {
-        Rope.REFERENCE_MIN_BYTES = kept;
-      }
+      return (await frame({ correlationId: 7, clientId: 'sluice', request: { apiKey: 0, apiVersion: 3, encode: () => request(...shape).encode() } })).buffer;
     };
     for (const shape of [[1, 1, 10], [3, 50, 1024], [8, 400, 100], [2, 3, 70_000]] as [number, number, number][]) {
       const copied = await bytes(Infinity, shape);
