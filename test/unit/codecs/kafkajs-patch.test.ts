@@ -246,11 +246,8 @@ describe("kafkajs's encoder, appending large encoders by reference, as patched",
   interface RopeEncoder {
     buffer: Buffer;
     size(): number;
-    writeInt8(n: number): RopeEncoder;
     writeInt32(n: number): RopeEncoder;
-    writeString(s: string): RopeEncoder;
     writeBytes(b: Buffer): RopeEncoder;
-    writeVarInt(n: number): RopeEncoder;
     writeEncoder(e: RopeEncoder): RopeEncoder;
     writeEncoderArray(e: RopeEncoder[]): RopeEncoder;
   }
