@@ -16,7 +16,9 @@ import { COUNTED_LATE_MS } from '../../../src/hold/second-rule';
  * leave (the broker's answers are modelled in release-lanes.test.ts). What leaves keeps to the
  * design's bound for a shaped producer: at most 1.15 × the rate in any second (docs/design.md;
  * the second rule aims at 1.1 × + 1: the worst of 20,000 runs here was 113 at 100/s, 138 before
- * a message let through at once counted when it left late within a run).
+ * a message let through at once counted when it left late within a run). On 2026-12-05 a CI run
+ * found a shape that gives 116 (seed −1969974445, run 314): the last test below keeps it, as a
+ * known defect, until the second rule counts what it lets through (issue 31's next steps).
  */
 const INTERVAL = 10; // 100/s
 
@@ -94,4 +96,19 @@ describe('a producer\'s lane, whatever its slots, flags, stalls and late timers'
       { numRuns: 1000 },
     );
   }, 60_000);
+
+  // Known defect (found by CI, 2026-12-05): messages let through at once, their timers 70–135 ms
+  // late after a 446 ms stall, leave in bursts a second rule that does not count them lets pass,
+  // and a run of slots an interval apart follows: 116 in one second at 100/s. `failing` until the
+  // rule is fixed; then it fails here and becomes a plain test.
+  it.failing('keeps to 1.15 × the rate in the shape CI found (116 today: a known defect)', () => {
+    const stretches: Stretch[] = [
+      { gap: 100, length: 143, loose: true, conforming: 'all', fastPath: false, seed: 910216 },
+      { gap: 10, length: 110, loose: false, conforming: 'all', fastPath: false, seed: 0 },
+      { gap: 10, length: 1, loose: false, conforming: 'all', fastPath: false, seed: 0 },
+    ];
+    const sent = run(messagesOf(stretches), [{ at: 0, lengthMs: 446 }], [71, 113, 74, 135, 38, 64]);
+    expect(sent).toHaveLength(254);
+    expect(busiestSecond([...sent].sort((a, b) => a - b))).toBeLessThanOrEqual(115);
+  });
 });
