@@ -101,14 +101,17 @@ describe('a producer\'s lane, whatever its slots, flags, stalls and late timers'
   // late after a 446 ms stall, leave in bursts a second rule that does not count them lets pass,
   // and a run of slots an interval apart follows: 116 in one second at 100/s. `failing` until the
   // rule is fixed; then it fails here and becomes a plain test.
+  const foundByCi = (): number[] => run(messagesOf([
+    { gap: 100, length: 143, loose: true, conforming: 'all', fastPath: false, seed: 910216 },
+    { gap: 10, length: 110, loose: false, conforming: 'all', fastPath: false, seed: 0 },
+    { gap: 10, length: 1, loose: false, conforming: 'all', fastPath: false, seed: 0 },
+  ]), [{ at: 0, lengthMs: 446 }], [71, 113, 74, 135, 38, 64]);
+
+  it('sends every message of the shape CI found', () => {
+    expect(foundByCi()).toHaveLength(254);
+  });
+
   it.failing('keeps to 1.15 × the rate in the shape CI found (116 today: a known defect)', () => {
-    const stretches: Stretch[] = [
-      { gap: 100, length: 143, loose: true, conforming: 'all', fastPath: false, seed: 910216 },
-      { gap: 10, length: 110, loose: false, conforming: 'all', fastPath: false, seed: 0 },
-      { gap: 10, length: 1, loose: false, conforming: 'all', fastPath: false, seed: 0 },
-    ];
-    const sent = run(messagesOf(stretches), [{ at: 0, lengthMs: 446 }], [71, 113, 74, 135, 38, 64]);
-    expect(sent).toHaveLength(254);
-    expect(busiestSecond([...sent].sort((a, b) => a - b))).toBeLessThanOrEqual(115);
+    expect(busiestSecond(foundByCi().sort((a, b) => a - b))).toBeLessThanOrEqual(115);
   });
 });
