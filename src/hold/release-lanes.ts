@@ -6,8 +6,10 @@
  * its own slot (the instant the limiter gave it); a lane behind its slots (this process was late)
  * catches up, so a stall costs the producer nothing in the end, under three rules:
  * - **The second** (./second-rule.ts): the broker gets within any second only messages whose
- *   slots span at most SECOND_SPAN_MS, in whichever order they leave. Bound: **1.1 × the rate + 1 per replica in any second**,
- *   however late the timers fire and however long the stall.
+ *   slots span at most SECOND_SPAN_MS, in whichever order they leave, and a lane sends no more
+ *   in any second than slots fit in that span (the count: what the span does not count too).
+ *   Bound: **1.1 × the rate + 1 per replica in any second**, however late the timers fire and
+ *   however long the stall.
  * - **The pace.** Inside that, a late lane releases at CATCH_UP_PACE × its own pace (the gap
  *   between its slots, at least one interval; exactly one after two slots closer than that,
  *   which came from two limiters, or farther apart than SECOND_SPAN_MS: a hole, not a pace),
@@ -27,7 +29,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
+import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -111,7 +113,7 @@ const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
   // or another replica's stretch: told if late (the second keeps them apart), else sent before.
   const pace = single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
   const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
-  return Math.max(paced, secondOf(lane, own, now, span));
+  return Math.max(paced, secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span));
 };
 
 /**
@@ -229,7 +231,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     // Every field in the literal, none added later: one hidden class for every lane, so the
     // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0 };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {

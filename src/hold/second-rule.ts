@@ -21,6 +21,8 @@
  *   greatest slot it sent in the last second (`SentMarks`): a message whose slot lies more than
  *   the span before it (a parked message back late, behind those decided after it that left on
  *   their slots) waits until a second after that send, and what queues behind it with it.
+ * **The count.** Beside the span, a lane sends no more messages in any second than slots fit in
+ *   its span, whether the span counted them or not (`countOf`).
  *
  * Bound: a producer's messages whose slots lie more than SECOND_SPAN_MS apart never reach the
  * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second. A lane
@@ -125,15 +127,50 @@ const quickest = (a: Answers, took: number, at: number): number | undefined => {
 export interface SentMarks {
   highOwn: number;
   highAt: number;
+  /** When it sent in the last second, oldest first from `recentHead` (none sent yet: undefined): the count beside the span. */
+  recent?: number[];
+  recentHead: number;
 }
 
 /** Whether a lane sent anything in the last second (it is kept until not: its marks count). */
 export const sentLately = (lane: SentMarks, now: number): boolean => lane.highAt + SECOND_MS + LANE_TOLERANCE_MS > now;
 
+/** Drops the sends of `lane` that lie a second or more before `now` from its count. */
+const trimRecent = (lane: SentMarks, recent: number[], now: number): void => {
+  let head = lane.recentHead;
+  while (head < recent.length && recent[head] + SECOND_MS + LANE_TOLERANCE_MS <= now) head += 1;
+  if (head === recent.length) {
+    recent.length = 0;
+    head = 0;
+  }
+  lane.recentHead = compacted(head, recent);
+};
+
 /** A message with slot `own` of a lane leaves at `at`. */
 export const mark = (lane: SentMarks, own: number, at: number): void => {
   lane.highOwn = sentLately(lane, at) ? Math.max(lane.highOwn, own) : own;
   lane.highAt = at;
+  const recent = (lane.recent ??= []);
+  trimRecent(lane, recent, at);
+  recent.push(at);
+};
+
+/**
+ * The count beside the span: the earliest instant a lane with slots `spacingMs` apart may send
+ * again and still have sent at most as many in any second as slots fit in `span` (1.1 × the rate
+ * + 1 at SECOND_SPAN_MS). The span alone misses messages it does not count — let through at once,
+ * then sent late in a burst after a stall (116 at 100/s, bound 115, in a shape CI found) — the
+ * count sees every send of this replica, counted or not.
+ */
+export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
+  const { recent } = lane;
+  if (recent === undefined) return -Infinity;
+  trimRecent(lane, recent, now);
+  const most = Math.floor(span / spacingMs) + 1;
+  const n = recent.length - lane.recentHead;
+  // A release goes up to LANE_TOLERANCE_MS early (dueNow), and the instants need not be whole
+  // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
+  return n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
 };
 
 /**
