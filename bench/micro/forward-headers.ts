@@ -24,11 +24,12 @@ const MESSAGES = 200_000;
 const BATCH = 100;
 const ROUNDS = 9;
 
-const contentOf = (i: number, value: Buffer): { content: MessageContent; timestamp: string; waitedMs: number; size: number } => {
+/** A message released at once, first seen i % 7 ms before the writer's `now` (0). */
+const contentOf = (i: number, value: Buffer): { content: MessageContent; info: { timestamp: string; firstSeen: number }; size: number } => {
   const pairs: [string, string][] = [['producer-id', `p-${i % 100}`], ['bench-sent', '1764250000000'], ['bench-seq', String(i)], ...EXTRA_HEADERS.map(([k, v]) => [k, v] as [string, string])];
   const headers: HeaderList = pairs.map(([k, v]) => ({ key: Buffer.from(k), value: Buffer.from(v) }));
   const size = value.length + pairs.reduce((n, [k, v]) => n + k.length + v.length, 0);
-  return { content: { key: null, value, headers }, timestamp: '1764250000000', waitedMs: i % 7, size };
+  return { content: { key: null, value, headers }, info: { timestamp: '1764250000000', firstSeen: -(i % 7) }, size };
 };
 
 const main = async (): Promise<void> => {
@@ -58,14 +59,14 @@ const main = async (): Promise<void> => {
   };
   const viaWriter = (): void => {
     for (let i = 0; i < MESSAGES; i += BATCH) {
-      void writer.forwardAll(inputs.slice(i, i + BATCH));
+      void writer.forwardAll(inputs.slice(i, i + BATCH), 0);
       encode(captured);
     }
   };
   // The same Message objects the writer builds, the list given by `headersOf`.
   const built = (headersOf: (user: HeaderList, waitedMs: number) => HeaderList) => (): void => {
     for (let i = 0; i < MESSAGES; i += BATCH) {
-      const messages = inputs.slice(i, i + BATCH).map(({ content, timestamp, waitedMs }, k): Message => ({ key: content.key, value: content.value, headers: headersOf(content.headers, waitedMs) as unknown as Message['headers'], timestamp, partition: k % 8 }));
+      const messages = inputs.slice(i, i + BATCH).map(({ content, info }, k): Message => ({ key: content.key, value: content.value, headers: headersOf(content.headers, -info.firstSeen) as unknown as Message['headers'], timestamp: info.timestamp, partition: k % 8 }));
       encode(messages);
     }
   };

@@ -15,17 +15,26 @@ export interface AccuracyResult {
   meanQuotaUsedPct: number;
   /** The most messages of one producer appended within any 1 s. */
   max1sCount: number;
+  /** Where that second began, in ms after the run's first append (a start's second, or later). */
+  max1sAtMs?: number;
 }
 
-/** Largest number of sorted times inside any window of `widthMs` (two pointers). */
-export const maxInWindow = (sortedTimes: readonly number[], widthMs: number): number => {
+/** Largest number of sorted times inside any window of `widthMs` (two pointers), and the first time of that window. */
+export const busiestWindow = (sortedTimes: readonly number[], widthMs: number): { count: number; from: number } => {
   let best = 0;
+  let from = NaN;
   for (let lo = 0, hi = 0; hi < sortedTimes.length; hi += 1) {
     while (sortedTimes[hi] - sortedTimes[lo] >= widthMs) lo += 1;
-    best = Math.max(best, hi - lo + 1);
+    if (hi - lo + 1 > best) {
+      best = hi - lo + 1;
+      from = sortedTimes[lo];
+    }
   }
-  return best;
+  return { count: best, from };
 };
+
+/** Largest number of sorted times inside any window of `widthMs`. */
+export const maxInWindow = (sortedTimes: readonly number[], widthMs: number): number => busiestWindow(sortedTimes, widthMs).count;
 
 export const judgeAccuracy = (arrivals: readonly Arrival[], quotaPerSec: number, offeredUntilMs: number): AccuracyResult => {
   const byProducer = new Map<string, number[]>();
@@ -37,9 +46,16 @@ export const judgeAccuracy = (arrivals: readonly Arrival[], quotaPerSec: number,
   const errors: number[] = [];
   const used: number[] = [];
   let max1s = 0;
+  let max1sFrom = NaN;
+  let first = Infinity;
   for (const times of byProducer.values()) {
     times.sort((a, b) => a - b);
-    max1s = Math.max(max1s, maxInWindow(times, 1000));
+    first = Math.min(first, times[0]);
+    const busiest = busiestWindow(times, 1000);
+    if (busiest.count > max1s) {
+      max1s = busiest.count;
+      max1sFrom = busiest.from;
+    }
     const from = times[0] + 1000;
     const spanMs = offeredUntilMs - from;
     if (spanMs <= 0) continue;
@@ -55,5 +71,6 @@ export const judgeAccuracy = (arrivals: readonly Arrival[], quotaPerSec: number,
     minQuotaUsedPct: Math.min(...used),
     meanQuotaUsedPct: mean(used),
     max1sCount: max1s,
+    max1sAtMs: max1sFrom - first,
   };
 };

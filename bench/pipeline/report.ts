@@ -77,7 +77,7 @@ export const renderTable = (r: BenchResult): string => {
     const who = `${run.producers} producers at 3× ${a.quotaPerSec}/s, ${a.seconds} s, ${run.replicas} replica${run.replicas > 1 ? 's' : ''}`;
     rows.push([`rate error max / mean (%), ${who}`, `${num(run.maxErrorPct, 2)} / ${num(run.meanErrorPct, 2)}`, '', '', '≤ 1%', check(run.maxErrorPct <= 1)]);
     rows.push([`quota used while backlogged min / mean (%), ${run.replicas} replica(s)`, `${num(run.minQuotaUsedPct, 1)} / ${num(run.meanQuotaUsedPct, 1)}`, '', '', '≥ 95%', check(run.minQuotaUsedPct >= 95)]);
-    rows.push([`largest count in 1 s, ${run.replicas} replica(s)`, num(run.max1sCount), '', `rate·1s = ${a.quotaPerSec}`, `≤ rate·1s + capacity (${a.quotaPerSec + a.capacityMessages})`, check(run.max1sCount <= a.quotaPerSec + a.capacityMessages)]);
+    rows.push([`largest count in 1 s, ${run.replicas} replica(s)`, num(run.max1sCount), '', `rate·1s = ${a.quotaPerSec}${run.max1sAtMs === undefined ? '' : `; from ${num(run.max1sAtMs / 1000, 1)} s into the run`}`, `≤ rate·1s + capacity (${a.quotaPerSec + a.capacityMessages})`, check(run.max1sCount <= a.quotaPerSec + a.capacityMessages)]);
   }
   for (const run of r.backlog?.runs ?? []) {
     const who = `${run.producers} producers at 3× ${r.backlog?.quotaPerSec}/s, ${r.backlog?.seconds} s, queue ${run.queue}, ${run.replicas} replica${run.replicas > 1 ? 's' : ''}`;

@@ -300,8 +300,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     let bytes = 0;
     for (const { item } of unit) bytes += item.size;
     const release = hold.track(bytes, unit.length);
-    const messages = unit.map(({ item }) => ({ content: item.content, timestamp: item.info.timestamp, waitedMs: now - item.info.firstSeen, size: item.size }));
-    writer.forwardAll(messages).then((errors) => {
+    writer.forwardAll(unit.map(({ item }) => item), now).then((errors) => {
       release();
       const sent = new Map<string, { count: number; bytes: number }>();
       // The delays in runs of one value (a fetch's messages were read at one instant): one
@@ -320,11 +319,12 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
           tally.count += 1;
           tally.bytes += item.size;
         } else sent.set(producer, { count: 1, bytes: item.size });
-        if (delayed > 0 && messages[i].waitedMs !== delayMs) {
+        const waitedMs = now - item.info.firstSeen;
+        if (delayed > 0 && waitedMs !== delayMs) {
           metrics.releaseDelay(delayMs, delayed);
           delayed = 0;
         }
-        delayMs = messages[i].waitedMs;
+        delayMs = waitedMs;
         delayed += 1;
         deps.report?.(producer, 'forwarded');
         acks.ack(item);

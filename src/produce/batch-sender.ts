@@ -41,11 +41,19 @@ import { DEFAULT_MAX_BATCH_BYTES, estimateBytes, messageBytes, takeCount } from 
 export interface MessageWriter {
   /** Downstream (it leaves on its slot); resolves once acknowledged, with the broker's append time when the topic records it. */
   forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<number | undefined>;
-  /** Several downstream at once, in order (first decisions: no attempt); one promise, with the error of each that failed at its index. */
-  forwardAll(messages: readonly { content: MessageContent; timestamp: string; waitedMs: number; size: number }[]): Promise<unknown[]>;
+  /** Several downstream at once, in order (first decisions: no attempt), each having waited since its `firstSeen` until `now`; one promise, with the error of each that failed at its index. */
+  forwardAll(items: readonly ReleasedAtOnce[], now: number): Promise<unknown[]>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
   deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<number | undefined>;
+}
+
+/** A message released at once, as the flow carries it (no object made for the writer a message). */
+export interface ReleasedAtOnce {
+  content: MessageContent;
+  /** key + value + header bytes. */
+  size: number;
+  info: { timestamp: string; firstSeen: number };
 }
 
 export interface WriterTopics {
@@ -62,12 +70,13 @@ export interface WriterTopics {
  * src/flow/flow-item.ts); should one be there all the same, forwardHeaders drops it.
  */
 export const withWaited = (user: HeaderList, waitedMs: number): HeaderList => {
-  const out: Header[] = [];
+  // Made at its length: an array grown by push from [] holds room for 16 more (~100 bytes a message).
+  const out = new Array<Header>(user.length + 1);
   for (let i = 0; i < user.length; i += 1) {
     if (isSluiceName(user[i].key)) return forwardHeaders(user, waitedMs);
-    out.push(user[i]);
+    out[i] = user[i];
   }
-  out.push(waitedHeader(waitedMs));
+  out[user.length] = waitedHeader(waitedMs);
   return out;
 };
 
@@ -92,15 +101,17 @@ export const createMessageWriter = ({ sender, topics, clock }: { sender: Sender;
     forward(content, { timestamp, waitedMs, attempt }) {
       return sender.send(topics.downstream, downstream(content, timestamp, forwardHeaders(content.headers, waitedMs, attempt)));
     },
-    forwardAll(messages) {
-      const bytes: number[] = [];
-      const built = messages.map(({ content, timestamp, waitedMs, size }): Message => {
-        const headers = withWaited(content.headers, waitedMs);
+    forwardAll(items, now) {
+      const bytes = new Array<number>(items.length);
+      const built = new Array<Message>(items.length);
+      for (let i = 0; i < items.length; i += 1) {
+        const { content, size, info } = items[i];
+        const headers = withWaited(content.headers, now - info.firstSeen);
         // Every header is the user's (their bytes are in `size`) but sluice-waited-ms, the last.
         const waited = headers[headers.length - 1];
-        bytes.push(estimateBytes(size + waited.key.length + (waited.value?.length ?? 0), headers.length));
-        return downstream(content, timestamp, headers);
-      });
+        bytes[i] = estimateBytes(size + waited.key.length + (waited.value?.length ?? 0), headers.length);
+        built[i] = downstream(content, info.timestamp, headers);
+      }
       return sender.sendAll(topics.downstream, built, bytes);
     },
     async park(content, info, tier) {

@@ -42,8 +42,8 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100, budgetQue
   const written: Written[] = [];
   const full: MessageWriter = {
     forward: async (c, options) => void written.push({ kind: 'forward', value: String(c.value), at: clock.now(), options }),
-    forwardAll: async (messages) => {
-      for (const m of messages) written.push({ kind: 'forward', value: String(m.content.value), at: clock.now(), options: { timestamp: m.timestamp, waitedMs: m.waitedMs, attempt: undefined } });
+    forwardAll: async (items, now) => {
+      for (const m of items) written.push({ kind: 'forward', value: String(m.content.value), at: clock.now(), options: { timestamp: m.info.timestamp, waitedMs: now - m.info.firstSeen, attempt: undefined } });
       return [];
     },
     park: async (c, parked, tier) => (written.push({ kind: 'park', value: String(c.value), at: clock.now(), info: parked, tier }), tier ?? s5),

@@ -63,6 +63,16 @@ describe('when headers are looked up, counted and appended', () => {
     expect(headerValues(list, 'id')).toEqual([b('1'), b('2')]);
   });
 
+  it('matches a name by its UTF-8 bytes exactly: a non-ASCII name, and not a key that only decodes to it (bytes not UTF-8)', () => {
+    expect(findHeader([{ key: b('hé'), value: b('yes') }], 'hé')).toEqual(b('yes'));
+    // 61 f0 90 80 decodes to 'a\ufffd' (a cut 4-byte sequence), as long as its UTF-8: not that name.
+    expect(headerValues([{ key: Buffer.from([0x61, 0xf0, 0x90, 0x80]), value: b('forged') }, { key: b('a\ufffd'), value: b('real') }], 'a\ufffd')).toEqual([b('real')]);
+    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.array(fc.oneof(fc.string({ unit: 'grapheme', maxLength: 6 }).map((t) => Buffer.from(t)), fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a))), { maxLength: 6 }), (name, keys) => {
+      const list = keys.map((key, i) => ({ key, value: b(String(i)) }));
+      expect(headerValues(list, name)).toEqual(list.filter((h) => h.key.equals(Buffer.from(name))).map((h) => h.value));
+    }));
+  });
+
   it('counts the bytes of every name and value', () => {
     expect(headerBytes([{ key: b('ab'), value: b('cde') }, { key: 'é', value: null }, { key: b(''), value: 'x' }])).toBe(2 + 3 + 2 + 0 + 1);
   });

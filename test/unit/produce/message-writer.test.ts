@@ -63,7 +63,7 @@ describe('when a message is forwarded downstream', () => {
     const contents = ['a', 'b', null, 'cé'].map((key, i) => ({ key, value: `v${i}`, headers: i === 1 ? [{ key: 'h', value: '1' }, { key: 'hé', value: 'y' }, { key: 'h', value: 'x' }] : [{ key: 'h', value: String(i) }] }));
     for (const content of contents) await writerWith(one.sender, 5).forward(content, { timestamp: '7', waitedMs: 3 });
     const sizes = contents.map((c) => Buffer.byteLength(c.key ?? '') + c.value.length + headerBytes(c.headers));
-    await writerWith(all.sender, 5).forwardAll(contents.map((content, i) => ({ content, timestamp: '7', waitedMs: 1234, size: sizes[i] })));
+    await writerWith(all.sender, 5).forwardAll(contents.map((content, i) => ({ content, info: { timestamp: '7', firstSeen: 1000 }, size: sizes[i] })), 2234);
     const waited3 = (m: Message) => textOf(m).map(([key, value]) => [key, key === 'sluice-waited-ms' ? '3' : value]);
     const comparable = (sent: { topic: string; message: Message }[]) => sent.map((s) => ({ ...s, message: { ...s.message, headers: waited3(s.message) } }));
     expect(comparable(all.sent)).toEqual(comparable(one.sent));
@@ -77,7 +77,7 @@ describe('when a message is forwarded downstream', () => {
   it('drops a sluice-* header that reached a forward all the same (any case), keeping the rest in order', async () => {
     const all = recordingSender();
     const headers = [{ key: 'a', value: '1' }, { key: Buffer.from('Sluice-Waited-Ms'), value: '0' }, { key: 'b', value: '2' }, { key: 'sluice-x', value: null }];
-    await writerWith(all.sender, 1).forwardAll([{ content: { key: null, value: 'v', headers }, timestamp: '7', waitedMs: 5, size: 10 }]);
+    await writerWith(all.sender, 1).forwardAll([{ content: { key: null, value: 'v', headers }, info: { timestamp: '7', firstSeen: 100 }, size: 10 }], 105);
     expect(textOf(all.sent[0].message)).toEqual([['a', '1'], ['b', '2'], ['sluice-waited-ms', '5']]);
   });
 
