@@ -33,9 +33,6 @@ export const busiestWindow = (sortedTimes: readonly number[], widthMs: number): 
   return { count: best, from };
 };
 
-/** Largest number of sorted times inside any window of `widthMs`. */
-export const maxInWindow = (sortedTimes: readonly number[], widthMs: number): number => busiestWindow(sortedTimes, widthMs).count;
-
 export const judgeAccuracy = (arrivals: readonly Arrival[], quotaPerSec: number, offeredUntilMs: number): AccuracyResult => {
   const byProducer = new Map<string, number[]>();
   for (const a of arrivals) {

@@ -22,7 +22,7 @@ import { COUNTED_LATE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
  */
 const INTERVAL = 10; // 100/s
 /** 1.1 × the rate + 1. */
-const MOST_IN_A_SECOND = (SECOND_SPAN_MS / INTERVAL) + 1;
+const MOST_IN_A_SECOND = SECOND_SPAN_MS / INTERVAL + 1;
 
 /** A stretch of messages alike: a run an interval apart or a looser one, after a gap; all let through at once, none, or some. */
 const stretch = fc.record({
