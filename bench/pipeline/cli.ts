@@ -54,9 +54,9 @@ const main = async (): Promise<void> => {
     let latencyLow: LatencySummary | undefined;
     if (selected('latency')) {
       const headline = throughput.find((t) => t.headers === PLAIN_HEADERS && t.producers >= 100) ?? throughput[0];
-      const rate = Math.round(headline.pipeMsgsPerSec.median / 2);
+      const rate = settings.latencyRate ?? Math.round(headline.pipeMsgsPerSec.median / 2);
       const { latencySeconds: seconds, latencyWarmSeconds: warmSeconds, rounds } = settings;
-      say(`latency: ${rate} msg/s (half the pipe's median) for ${seconds} s, then ${warmSeconds} s, ${rounds} alternations`);
+      say(`latency: ${rate} msg/s (${settings.latencyRate ? 'BENCH_LATENCY_RATE' : 'half the pipe\'s median'}) for ${seconds} s, then ${warmSeconds} s, ${rounds} alternations`);
       latency = summarizeLatency(await measureLatency(ctx, { rate, seconds, warmSeconds, rounds }), { rate, seconds, warmSeconds });
       const low = settings.latencyLowRate;
       say(`latency: ${low} msg/s (below the sidecar's saturation) for ${seconds} s, then ${warmSeconds} s, ${rounds} alternations`);

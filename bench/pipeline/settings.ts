@@ -6,6 +6,8 @@
  * throughput cases (`100,10,heavy`); BENCH_HEADERS and BENCH_PARTITIONS shape the heavy one.
  * BENCH_ACCURACY_REDIS_TIMEOUT_MS gives the accuracy runs' sidecars a redis.timeoutMs of their
  * own: short enough, calls time out after Redis ran them and `limiter.onStoreError` answers.
+ * BENCH_LATENCY_RATE runs the latency phase at that rate (msg/s) rather than half the pipe's
+ * median throughput, and without the throughput phase (its rows keep their targets' names).
  */
 import type { ThroughputCase } from './throughput';
 
@@ -26,6 +28,8 @@ export interface BenchSettings {
   latencyWarmSeconds: number;
   /** A second latency measurement at a rate the sidecar sustains (msg/s). */
   latencyLowRate: number;
+  /** BENCH_LATENCY_RATE: the first latency measurement's rate (msg/s) instead of half the pipe's median throughput; latency then runs without throughput. */
+  latencyRate?: number;
   accuracySeconds: number;
   accuracyProducers: number;
   /** BENCH_ACCURACY_REDIS_TIMEOUT_MS: the accuracy sidecars' redis.timeoutMs (unset: sluice's default). */
@@ -44,15 +48,17 @@ export interface BenchSettings {
 export const PHASES = ['throughput', 'latency', 'accuracy', 'backlog', 'memory'] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** `throughput,latency,…`; `accuracy` brings `backlog` with it; latency needs throughput (its rate is half the pipe's). */
-export const parsePhases = (raw: string | undefined): Phase[] => {
+/** `throughput,latency,…`; `accuracy` brings `backlog` with it; latency needs throughput (its rate is half the pipe's) unless its rate is given. */
+export const parsePhases = (raw: string | undefined, latencyRateGiven = false): Phase[] => {
   if (raw === undefined || raw.trim() === '') return [...PHASES];
   const names = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
   const bad = names.filter((p) => !(PHASES as readonly string[]).includes(p));
   if (bad.length > 0) throw new Error(`BENCH_PHASES: unknown phase(s) ${bad.join(', ')}; expected some of ${PHASES.join(', ')}`);
   const phases = new Set(names as Phase[]);
   if (phases.has('accuracy')) phases.add('backlog');
-  if (phases.has('latency') && !phases.has('throughput')) throw new Error('BENCH_PHASES: latency needs throughput (its rate is half the pipe\'s)');
+  if (phases.has('latency') && !phases.has('throughput') && !latencyRateGiven) {
+    throw new Error('BENCH_PHASES: latency needs throughput (its rate is half the pipe\'s), or BENCH_LATENCY_RATE');
+  }
   return PHASES.filter((p) => phases.has(p));
 };
 
@@ -88,13 +94,14 @@ export const benchSettings = (env: NodeJS.ProcessEnv): BenchSettings => ({
   latencySeconds: int(env, 'BENCH_LATENCY_SECONDS', 5),
   latencyWarmSeconds: int(env, 'BENCH_LATENCY_WARM_SECONDS', 10),
   latencyLowRate: int(env, 'BENCH_LATENCY_LOW_RATE', 5000),
+  ...(env.BENCH_LATENCY_RATE ? { latencyRate: int(env, 'BENCH_LATENCY_RATE', 1) } : {}),
   accuracySeconds: int(env, 'BENCH_ACCURACY_SECONDS', 30),
   accuracyProducers: 10,
   ...(env.BENCH_ACCURACY_REDIS_TIMEOUT_MS ? { accuracyRedisTimeoutMs: int(env, 'BENCH_ACCURACY_REDIS_TIMEOUT_MS', 50) } : {}),
   quotaPerSec: 100,
   queueSeconds: 60,
   memoryProducers: int(env, 'BENCH_MEMORY_PRODUCERS', 100_000),
-  phases: parsePhases(env.BENCH_PHASES),
+  phases: parsePhases(env.BENCH_PHASES, Boolean(env.BENCH_LATENCY_RATE)),
   backlogSeconds: int(env, 'BENCH_BACKLOG_SECONDS', 10),
   backlogProducers: int(env, 'BENCH_BACKLOG_PRODUCERS', 10),
   backlogQueues: ['5s', '60s'],
