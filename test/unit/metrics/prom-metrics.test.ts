@@ -65,6 +65,21 @@ describe('prometheus metrics', () => {
       );
       expect(series.filter((s) => s.outcome === 'forwarded').reduce((t, s) => t + s.value, 0)).toBe(6);
     });
+
+    it('moves what earlier scrapes showed of it into other too, and counts it anew when it is labelled again', async () => {
+      const metrics = createPromMetrics({ topProducers: 1 });
+      const forwarded = async (): Promise<Record<string, number>> =>
+        Object.fromEntries((await producerSeries(metrics.registry)).filter((s) => s.outcome === 'forwarded').map((s) => [s.producer, s.value]));
+      metrics.message('forwarded', 'small', 2);
+      expect(await forwarded()).toEqual({ small: 2 });
+      // big's first two count as other (no more than small's 2 yet), its third takes small's label.
+      for (let i = 0; i < 3; i += 1) metrics.message('forwarded', 'big', 1);
+      expect(await forwarded()).toEqual({ big: 1, other: 4 });
+      for (let i = 0; i < 5; i += 1) metrics.message('forwarded', 'small', 1);
+      // small's first again as other (the sketch's 3, big's 3), then it takes the label back: big's 1 shown before moves into other.
+      expect(await forwarded()).toEqual({ small: 4, other: 6 });
+      expect(await sample(metrics.registry, 'sluice_messages_total', { outcome: 'forwarded' })).toBe(10);
+    });
   });
 
   describe('when the pipeline reports its state', () => {
