@@ -128,50 +128,44 @@ const createPending = () => {
 /**
  * Per-producer counting with bounded labels. Keeps the counts of the labelled producers (at most
  * `size` × outcomes numbers) so an evicted producer's series can be folded into `other` at once:
- * sums over producers never go down.
+ * its series leaves the counter, its counts (shown and pending) are added to `other`'s pending
+ * ones, so sums over producers never go down.
  */
-const createProducerCounter = (size: number) => {
+const createProducerCounter = (counter: Counter<'producer' | 'outcome'>, size: number, pending: ReturnType<typeof createPending>) => {
   const top = createTopProducers({ size });
   const counts = new Map<string, Map<Outcome, number>>();
-  const pending = createPending();
-  /** Series to take out of the counter at the next collection (their counts are in `other`'s pending). */
-  const evicted: string[] = [];
   const fold = (producer: string): void => {
-    for (const [outcome, value] of counts.get(producer) ?? []) pending.add(OTHER, outcome, value);
+    for (const [outcome, value] of counts.get(producer) ?? []) {
+      pending.add(OTHER, outcome, value);
+      counter.remove({ producer, outcome });
+    }
     counts.delete(producer);
     pending.drop(producer);
-    evicted.push(producer);
   };
-  return {
-    count(outcome: Outcome, producer: string, count: number): void {
-      const admission = top.admit(producer, count);
-      if (admission.evicted !== undefined) fold(admission.evicted);
-      const { label } = admission;
-      pending.add(label, outcome, count);
-      if (label === OTHER) return;
-      let byOutcome = counts.get(label);
-      if (byOutcome === undefined) counts.set(label, (byOutcome = new Map()));
-      byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + count);
-    },
-    collect(counter: Counter<'producer' | 'outcome'>): void {
-      // An evicted producer's series goes; one labelled again since has its counts pending anew.
-      for (const producer of evicted.splice(0)) for (const outcome of OUTCOMES) counter.remove({ producer, outcome });
-      pending.take((producer, outcome, count) => counter.inc({ producer, outcome }, count));
-    },
+  return (outcome: Outcome, producer: string, count: number): void => {
+    const admission = top.admit(producer, count);
+    if (admission.evicted !== undefined) fold(admission.evicted);
+    const { label } = admission;
+    pending.add(label, outcome, count);
+    if (label === OTHER) return;
+    let byOutcome = counts.get(label);
+    if (byOutcome === undefined) counts.set(label, (byOutcome = new Map()));
+    byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + count);
   };
 };
 
 export const createPromMetrics = ({ registry = new Registry(), topProducers = 50, processMetrics = false }: PromMetricsOptions = {}): PromMetrics => {
   const messages = createPending();
-  const producers = createProducerCounter(topProducers);
+  const producers = createPending();
   const m = createInstruments(registry, {
     messages() {
       messages.take((_, outcome, count) => this.inc({ outcome }, count));
     },
     producerMessages() {
-      producers.collect(this);
+      producers.take((producer, outcome, count) => this.inc({ producer, outcome }, count));
     },
   });
+  const countProducer = createProducerCounter(m.producerMessages, topProducers, producers);
   if (processMetrics) collectDefaultMetrics({ register: registry, prefix: 'sluice_', eventLoopMonitoringPrecision: 10 });
   for (const outcome of OUTCOMES) m.messages.inc({ outcome }, 0);
   for (const result of ['ok', 'error']) m.quotaReloads.inc({ result }, 0);
@@ -182,7 +176,7 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
     registry,
     message(outcome, producer, count = 1) {
       messages.add('', outcome, count);
-      producers.count(outcome, producer, count);
+      countProducer(outcome, producer, count);
     },
     releaseDelay: (ms, count = 1) => observeMany(m.releaseDelay, Math.max(0, ms) / 1000, count),
     storeError: () => m.storeErrors.inc(),
