@@ -2,8 +2,9 @@
  * Bounds per-producer metric labels: at most `size` producers carry their own label, the rest
  * share `other`. Membership follows traffic: a Space-Saving sketch (bounded memory, Metwally et
  * al.) estimates the counts of unlabelled producers; one that overtakes the smallest labelled
- * producer takes its place. The evicted producer's series is folded into `other` by the caller,
- * so the sum over all labels never goes down. Pure and synchronous; no prom-client here.
+ * producer by a tenth (OVERTAKE) takes its place. The evicted producer's series is folded into
+ * `other` by the caller, so the sum over all labels never goes down. Pure and synchronous; no
+ * prom-client here.
  */
 export const OTHER = 'other';
 
@@ -107,6 +108,13 @@ const createSketch = (capacity: number) => {
   };
 };
 
+/**
+ * A producer takes the smallest label only once its count passes that label's by this factor:
+ * producers sending alike (more of them than labels) would otherwise trade labels at every count
+ * (a third of the counts with 100 producers and 50 labels), each trade a series gone and one new.
+ */
+export const OVERTAKE = 1.1;
+
 export const createTopProducers = ({ size, sketchSize = Math.max(4 * size, 64) }: { size: number; sketchSize?: number }): TopProducers => {
   const labelled = new Map<string, number>(); // producer → estimated total
   const sketch = createSketch(sketchSize);
@@ -118,11 +126,11 @@ export const createTopProducers = ({ size, sketchSize = Math.max(4 * size, 64) }
       labelled.set(producer, total);
       return { label: producer };
     }
-    if (total <= floor) return { label: OTHER };
+    if (total <= floor * OVERTAKE) return { label: OTHER };
     const min = minEntry(labelled, (n) => n);
     if (!min) return { label: OTHER };
     floor = min[1];
-    if (total <= min[1]) return { label: OTHER };
+    if (total <= min[1] * OVERTAKE) return { label: OTHER };
     labelled.delete(min[0]);
     sketch.add(min[0], min[1]);
     labelled.set(producer, total);
