@@ -175,7 +175,7 @@ export const createPromMetrics = ({ registry = new Registry(), topProducers = 50
   return {
     registry,
     message(outcome, producer, count = 1) {
-      messages.add('', outcome, count);
+      messages.add('', outcome, count); // one label set: the outcome alone
       countProducer(outcome, producer, count);
     },
     releaseDelay: (ms, count = 1) => observeMany(m.releaseDelay, Math.max(0, ms) / 1000, count),
