@@ -105,8 +105,8 @@ const createInstruments = (registry: Registry, collect: Collect) => {
 /**
  * Counts by outcome (and by label), kept in plain maps on the messages' path and added to
  * prom-client's counter when it is collected: prom-client hashes the labels of every `inc` into
- * a string, and a fetch counts once per producer and outcome (about 1 µs a message with 100
- * producers in bench/micro/path.ts).
+ * a string, and a fetch counts once per producer and outcome (with 100 producers, the main
+ * thread's 2.3 → 2.1 µs a message in bench/micro/path.ts).
  */
 const createPending = () => {
   const byLabel = new Map<string, Map<Outcome, number>>();

@@ -27,7 +27,7 @@ describe('top producers', () => {
     });
   });
 
-  describe('when a million one-off producer ids pass', () => {
+  describe('when more producers send alike than there are labels', () => {
     it('lets producers sending alike, more of them than labels, keep their labels rather than trade them at every count', () => {
       const top = createTopProducers({ size: 50 });
       let trades = 0;
@@ -36,7 +36,9 @@ describe('top producers', () => {
       expect(trades).toBeLessThan(1000);
       expect(top.labelled()).toHaveLength(50);
     });
+  });
 
+  describe('when a million one-off producer ids pass', () => {
     it('keeps the heavy producers labelled and never labels more than the limit', () => {
       const top = createTopProducers({ size: 5 });
       const heavy = ['h1', 'h2', 'h3', 'h4', 'h5'];
