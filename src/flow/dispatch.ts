@@ -334,6 +334,8 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         metrics.message('forwarded', producer, tally.count);
         metrics.forwardedBytes?.(producer, tally.bytes);
       }
+      // A slow answer: what the request held up counts where the broker took it (release-lanes.ts).
+      lanes.answered(now, sent);
     });
   };
 

@@ -29,7 +29,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
+import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -58,6 +58,8 @@ export interface ReleaseLanes {
   tracked(): number;
   /** Another replica counted a message of `producer` with this slot as sent late, at `sent`: the second rule holds back this replica's messages of it too. */
   lateElsewhere(producer: string, spacingMs: number, slot: number, sent: number): void;
+  /** Messages let through at once (`sendsNow`), `count` of each producer, released at `released`, were answered now: the count counts them at their answer. */
+  answered(released: number, sent: ReadonlyMap<string, { count: number }>): void;
 }
 
 /** A message counted late here: for the other replicas (late-broadcast.ts). */
@@ -188,9 +190,12 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       lane.sending.splice(lane.sending.indexOf(now), 1);
       const at = clock.now();
       if (at - now > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
+      // The second rule counts it at its acknowledgement (./second-rule.ts says why): the count
+      // always, the span unless it was let through at once and left on time.
+      const sent = sentAt(now, at, appendedAt);
+      landed(lane, sent, 1);
       if (exempt && !calm(at)) return;
-      // The second rule counts it at its acknowledgement (./second-rule.ts says why).
-      counted(lane, own, sentAt(now, at, appendedAt), at);
+      counted(lane, own, sent, at);
     };
     pending.then(acknowledged, () => acknowledged());
   };
@@ -231,7 +236,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     // Every field in the literal, none added later: one hidden class for every lane, so the
     // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0 };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landedAt: undefined, landedN: undefined, landedHead: 0, landedSum: 0 };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {
@@ -283,6 +288,14 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     lateElsewhere(producer, spacingMs, slot, sent) {
       if (!(spacingMs > 0)) return;
       remember(laneOf(producer, spacingMs, clock.now()), slot, sent);
+    },
+    answered(released, sent) {
+      const at = sentAt(released, clock.now());
+      for (const [producer, { count }] of sent) {
+        // A producer without a lane has nothing to bind (none is made for it).
+        const lane = lanes.get(producer);
+        if (lane) landed(lane, at, count);
+      }
     },
   };
 };

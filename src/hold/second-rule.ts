@@ -130,6 +130,14 @@ export interface SentMarks {
   /** When it sent in the last second, oldest first from `recentHead` (none sent yet: undefined): the count beside the span. */
   recent?: number[];
   recentHead: number;
+  /**
+   * Its sends answered in the last second, at the instants they count from (`landed`), oldest
+   * first from `landedHead`, `landedN` of them at each; `landedSum` in all from the head.
+   */
+  landedAt?: number[];
+  landedN?: number[];
+  landedHead: number;
+  landedSum: number;
 }
 
 /** Whether a lane sent anything in the last second (it is kept until not: its marks count). */
@@ -155,12 +163,69 @@ export const mark = (lane: SentMarks, own: number, at: number): void => {
   recent.push(at);
 };
 
+/** Drops the answers of `lane` that count from a second or more before `now`. */
+const trimLanded = (lane: SentMarks, at: number[], n: number[], now: number): void => {
+  let head = lane.landedHead;
+  while (head < at.length && at[head] + SECOND_MS + LANE_TOLERANCE_MS <= now) {
+    lane.landedSum -= n[head];
+    head += 1;
+  }
+  if (head === at.length) {
+    at.length = 0;
+    n.length = 0;
+    head = 0;
+    lane.landedSum = 0;
+  }
+  lane.landedHead = compacted(head, at, n);
+};
+
+/**
+ * `n` sends of `lane` were answered; they count from `at` (./release-lanes.ts: the answer, less
+ * the quickest, or its arrival in a process's first second). What waited behind a slow request
+ * was appended with the next one, together: counted at the release, the count sees it spread
+ * over the wait (140 at 100/s in a unit model of a start whose first request took 400 ms).
+ */
+export const landed = (lane: SentMarks, at: number, n: number): void => {
+  const ats = (lane.landedAt ??= []);
+  const ns = (lane.landedN ??= []);
+  trimLanded(lane, ats, ns, at);
+  // Answers of several partitions come out of order: kept in order from the end (a few steps).
+  let i = ats.length;
+  while (i > lane.landedHead && ats[i - 1] > at) i -= 1;
+  if (i === ats.length) {
+    ats.push(at);
+    ns.push(n);
+  } else {
+    ats.splice(i, 0, at);
+    ns.splice(i, 0, n);
+  }
+  lane.landedSum += n;
+};
+
+/** The instant from which at most `most - 1` of the answers count within a second before it (none binds: -Infinity). */
+const landedOf = (lane: SentMarks, most: number, now: number): number => {
+  const { landedAt: at, landedN: n } = lane;
+  if (at === undefined || n === undefined) return -Infinity;
+  trimLanded(lane, at, n, now);
+  if (lane.landedSum < most) return -Infinity;
+  let seen = 0;
+  let i = at.length - 1;
+  for (; i > lane.landedHead; i -= 1) {
+    seen += n[i];
+    if (seen >= most) break;
+  }
+  return at[i] + SECOND_MS + LANE_TOLERANCE_MS + 1;
+};
+
 /**
  * The count beside the span: the earliest instant a lane with slots `spacingMs` apart may send
  * again and still have sent at most as many in any second as slots fit in `span` (1.1 × the rate
- * + 1 at SECOND_SPAN_MS). The span alone misses messages it does not count — let through at once,
- * then sent late in a burst after a stall (116 at 100/s, bound 115, in a shape CI found) — the
- * count sees every send of this replica, counted or not.
+ * + 1 at SECOND_SPAN_MS), counted both at the sends (what it released at once after a stall) and
+ * at their answers (what waited behind a slow request, appended together). The span alone misses
+ * messages it does not count — let through at once, then sent late in a burst after a stall (116
+ * at 100/s, bound 115, in a shape CI found) — the count sees every send of this replica, counted
+ * or not. Sends not answered yet count only at their release: counted at both, a broker answering
+ * every request 300 ms late from the start held back a producer at its rate.
  */
 export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
   const { recent } = lane;
@@ -170,7 +235,8 @@ export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = 
   const n = recent.length - lane.recentHead;
   // A release goes up to LANE_TOLERANCE_MS early (dueNow), and the instants need not be whole
   // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
-  return n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
+  const sends = n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
+  return Math.max(sends, landedOf(lane, most, now));
 };
 
 /**
