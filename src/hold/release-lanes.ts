@@ -236,7 +236,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     // Every field in the literal, none added later: one hidden class for every lane, so the
     // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landedAt: undefined, landedN: undefined, landedHead: 0, landedSum: 0 };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {
@@ -291,11 +291,11 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     },
     answered(released, sent) {
       const at = sentAt(released, clock.now());
-      for (const [producer, { count }] of sent) {
+      sent.forEach(({ count }, producer) => {
         // A producer without a lane has nothing to bind (none is made for it).
         const lane = lanes.get(producer);
         if (lane) landed(lane, at, count);
-      }
+      });
     },
   };
 };

@@ -22,7 +22,8 @@
  *   the span before it (a parked message back late, behind those decided after it that left on
  *   their slots) waits until a second after that send, and what queues behind it with it.
  * **The count.** Beside the span, a lane sends no more messages in any second than slots fit in
- *   its span, whether the span counted them or not (`countOf`).
+ *   its span, whether the span counted them or not, counted at their sends and, once answered,
+ *   where they landed (`countOf`).
  *
  * Bound: a producer's messages whose slots lie more than SECOND_SPAN_MS apart never reach the
  * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second. A lane
@@ -130,14 +131,16 @@ export interface SentMarks {
   /** When it sent in the last second, oldest first from `recentHead` (none sent yet: undefined): the count beside the span. */
   recent?: number[];
   recentHead: number;
-  /**
-   * Its sends answered in the last second, at the instants they count from (`landed`), oldest
-   * first from `landedHead`, `landedN` of them at each; `landedSum` in all from the head.
-   */
-  landedAt?: number[];
-  landedN?: number[];
-  landedHead: number;
-  landedSum: number;
+  /** Its sends answered in the last second, at the instants they count from (`landed`). */
+  landed?: Tally;
+}
+
+/** Instants, oldest first from `head`, `n` at each; `sum` of them from the head. */
+export interface Tally {
+  at: number[];
+  n: number[];
+  head: number;
+  sum: number;
 }
 
 /** Whether a lane sent anything in the last second (it is kept until not: its marks count). */
@@ -163,69 +166,68 @@ export const mark = (lane: SentMarks, own: number, at: number): void => {
   recent.push(at);
 };
 
-/** Drops the answers of `lane` that count from a second or more before `now`. */
-const trimLanded = (lane: SentMarks, at: number[], n: number[], now: number): void => {
-  let head = lane.landedHead;
-  while (head < at.length && at[head] + SECOND_MS + LANE_TOLERANCE_MS <= now) {
-    lane.landedSum -= n[head];
+/** Drops what lies at or before `cutoff`. */
+const trimTally = (t: Tally, cutoff: number): void => {
+  let { head } = t;
+  while (head < t.at.length && t.at[head] <= cutoff) {
+    t.sum -= t.n[head];
     head += 1;
   }
-  if (head === at.length) {
-    at.length = 0;
-    n.length = 0;
+  if (head === t.at.length) {
+    t.at.length = 0;
+    t.n.length = 0;
     head = 0;
-    lane.landedSum = 0;
+    t.sum = 0;
   }
-  lane.landedHead = compacted(head, at, n);
+  t.head = compacted(head, t.at, t.n);
 };
 
 /**
  * `n` sends of `lane` were answered; they count from `at` (./release-lanes.ts: the answer, less
  * the quickest, or its arrival in a process's first second). What waited behind a slow request
- * was appended with the next one, together: counted at the release, the count sees it spread
- * over the wait (140 at 100/s in a unit model of a start whose first request took 400 ms).
+ * was appended with the next one, together: counted only at their releases, the count saw them
+ * spread over the wait (140 at 100/s in a unit model of a start whose first request took
+ * 400 ms; 121 in the bench).
  */
 export const landed = (lane: SentMarks, at: number, n: number): void => {
-  const ats = (lane.landedAt ??= []);
-  const ns = (lane.landedN ??= []);
-  trimLanded(lane, ats, ns, at);
-  // Answers of several partitions come out of order: kept in order from the end (a few steps).
-  let i = ats.length;
-  while (i > lane.landedHead && ats[i - 1] > at) i -= 1;
-  if (i === ats.length) {
-    ats.push(at);
-    ns.push(n);
-  } else {
-    ats.splice(i, 0, at);
-    ns.splice(i, 0, n);
+  const t = (lane.landed ??= { at: [], n: [], head: 0, sum: 0 });
+  trimTally(t, at - SECOND_MS - LANE_TOLERANCE_MS);
+  // Answers of several partitions come a little out of order: kept in order from the end.
+  let i = t.at.length;
+  while (i > t.head && t.at[i - 1] > at) i -= 1;
+  if (i > t.head && t.at[i - 1] === at) t.n[i - 1] += n;
+  else {
+    t.at.splice(i, 0, at);
+    t.n.splice(i, 0, n);
   }
-  lane.landedSum += n;
+  t.sum += n;
 };
 
-/** The instant from which at most `most - 1` of the answers count within a second before it (none binds: -Infinity). */
+/** The earliest instant from which fewer than `most` of the lane's answered sends count within the second before it (none binding: -Infinity). */
 const landedOf = (lane: SentMarks, most: number, now: number): number => {
-  const { landedAt: at, landedN: n } = lane;
-  if (at === undefined || n === undefined) return -Infinity;
-  trimLanded(lane, at, n, now);
-  if (lane.landedSum < most) return -Infinity;
+  const t = lane.landed;
+  if (t === undefined) return -Infinity;
+  trimTally(t, now - SECOND_MS - LANE_TOLERANCE_MS);
+  if (t.sum < most) return -Infinity;
   let seen = 0;
-  let i = at.length - 1;
-  for (; i > lane.landedHead; i -= 1) {
-    seen += n[i];
+  let i = t.at.length - 1;
+  for (; i > t.head; i -= 1) {
+    seen += t.n[i];
     if (seen >= most) break;
   }
-  return at[i] + SECOND_MS + LANE_TOLERANCE_MS + 1;
+  return t.at[i] + SECOND_MS + LANE_TOLERANCE_MS + 1;
 };
 
 /**
  * The count beside the span: the earliest instant a lane with slots `spacingMs` apart may send
  * again and still have sent at most as many in any second as slots fit in `span` (1.1 × the rate
  * + 1 at SECOND_SPAN_MS), counted both at the sends (what it released at once after a stall) and
- * at their answers (what waited behind a slow request, appended together). The span alone misses
- * messages it does not count — let through at once, then sent late in a burst after a stall (116
- * at 100/s, bound 115, in a shape CI found) — the count sees every send of this replica, counted
- * or not. Sends not answered yet count only at their release: counted at both, a broker answering
- * every request 300 ms late from the start held back a producer at its rate.
+ * where the answered ones landed (what waited behind a slow request, appended together). The
+ * span alone misses messages it does not count — let through at once, then sent late in a burst
+ * after a stall (116 at 100/s, bound 115, in a shape CI found) — the count sees every send of
+ * this replica, counted or not. A send not answered yet counts at its release only: counted where
+ * it may land too (now), a broker answering every request in 200 ms held a producer at 0.9 × its
+ * rate 450 ms behind its slots (bench/HISTORY.md, "Where a slow request's messages land").
  */
 export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
   const { recent } = lane;
