@@ -225,8 +225,9 @@ const landedOf = (lane: SentMarks, most: number, now: number): number => {
  * where the answered ones landed (what waited behind a slow request, appended together). The
  * span alone misses messages it does not count — let through at once, then sent late in a burst
  * after a stall (116 at 100/s, bound 115, in a shape CI found) — the count sees every send of
- * this replica, counted or not. A send not answered yet counts at its release only: counted where
- * it may land too (now), a broker answering every request in 200 ms held a producer at 0.9 × its
+ * this replica, counted or not. A send not answered yet counts at its release only: counted among
+ * the answered ones too (at its release, until its answer), what was in flight counted beside
+ * what had landed, and a broker answering every request in 200 ms held a producer at 0.9 × its
  * rate 450 ms behind its slots (bench/HISTORY.md, "Where a slow request's messages land").
  */
 export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
