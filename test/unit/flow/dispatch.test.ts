@@ -1,6 +1,7 @@
 import { CATCH_UP_MS, CATCH_UP_PACE } from '../../../src/hold/release-lanes';
 import { LANE_TOLERANCE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
 import { busiestSecond } from '../../helpers/busiest-second';
+import { type Answer, oneRequestInFlight } from '../../helpers/one-request-in-flight';
 import { type BudgetQueue, createBudgetQueue } from '../../../src/budget/budget-queue';
 import pino from 'pino';
 import { manualClock } from '../../../src/clock';
@@ -383,32 +384,7 @@ describe('when a start\'s first request is slow and a backlogged producer\'s mes
     const held: HeldMessage[] = [];
     const hold = { add: (m: HeldMessage) => void held.push(m), track: () => () => undefined, takeOwned: () => [] } as unknown as HoldScheduler;
     const lanes = createReleaseLanes({ hold, clock });
-    const appended: number[] = [];
-    const answers: { at: number; done(): void }[] = [];
-    let queued: { n: number; done(): void }[] = [];
-    let requests = 0;
-    let inFlight = false;
-    const request = (): void => {
-      const batch = queued;
-      queued = [];
-      inFlight = true;
-      const at = clock.now() + (requests++ === 0 ? 400 : 2);
-      answers.push({
-        at,
-        done: () => {
-          inFlight = false;
-          for (const b of batch) {
-            for (let k = 0; k < b.n; k += 1) appended.push(at - 1);
-            b.done();
-          }
-          if (queued.length > 0) request();
-        },
-      });
-    };
-    const write = (n: number): Promise<void> => new Promise((resolve) => {
-      queued.push({ n, done: resolve });
-      if (!inFlight) request();
-    });
+    const { write, appended, answers } = oneRequestInFlight(clock, (_now, request) => (request === 0 ? 400 : 2));
     const writer: MessageWriter = {
       forward: async () => write(1).then(() => undefined),
       forwardAll: async (items) => write(items.length).then(() => []),
@@ -427,7 +403,7 @@ describe('when a start\'s first request is slow and a backlogged producer\'s mes
       const fetch = k < 500 ? T0 + 10 * k : Infinity;
       const next = Math.min(fetch, held[0]?.at ?? Infinity, answers[0]?.at ?? Infinity);
       clock.set(Math.max(clock.now(), next));
-      if (answers[0]?.at === next) (answers.shift() as { done(): void }).done();
+      if (answers[0]?.at === next) (answers.shift() as Answer).ack();
       else if (fetch === next) dispatcher.dispatchAll([{ item: item(String(k++)), action: { kind: 'release', at: fetch, attempt: 1, spacingMs: 10, slot: fetch } }], acks);
       else (held.shift() as HeldMessage).release();
       await settle();

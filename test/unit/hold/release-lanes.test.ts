@@ -1,5 +1,6 @@
 import { manualClock } from '../../../src/clock';
 import { busiestSecond } from '../../helpers/busiest-second';
+import { type Answer, oneRequestInFlight } from '../../helpers/one-request-in-flight';
 import { HeldMessage } from '../../../src/hold/hold-scheduler';
 import { CALM_MS, CATCH_UP_MS, CATCH_UP_PACE, STUCK_MS, createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
 import { LANE_TOLERANCE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
@@ -37,11 +38,6 @@ const throughStall = (t: ReturnType<typeof setup>, spacing: number, slots: reado
   });
   while (t.held.length > 0) t.fire();
 };
-
-interface Answer {
-  at: number;
-  ack(): void;
-}
 
 /**
  * Drives lanes on a manual clock until everything is done: message k (k < count) falls due at
@@ -784,33 +780,8 @@ describe('when the first request after a start waits (no answer yet to count aga
     const clock = manualClock(1000);
     const held: HeldMessage[] = [];
     const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
-    const appended: number[] = [];
-    const answers: Answer[] = [];
-    let queued: ((appendedAt: number) => void)[] = [];
-    let requests = 0;
-    let inFlight = false;
-    const request = (): void => {
-      const batch = queued;
-      queued = [];
-      inFlight = true;
-      const tookMs = tookOf(clock.now(), requests++);
-      const appendAt = clock.now() + tookMs - 1;
-      answers.push({
-        at: clock.now() + tookMs,
-        ack: () => {
-          inFlight = false;
-          for (const done of batch) done(appendAt);
-          if (queued.length > 0) request();
-        },
-      });
-    };
-    const send = (): Promise<number | undefined> => new Promise((resolve) => {
-      queued.push((appendAt) => {
-        appended.push(appendAt);
-        resolve(appendTimes ? appendAt : undefined);
-      });
-      if (!inFlight) request();
-    });
+    const { write, appended, answers } = oneRequestInFlight(clock, tookOf);
+    const send = (): Promise<number | undefined> => write().then((appendAt) => (appendTimes ? appendAt : undefined));
     await drive({
       clock, held, answers, count: 500, dueAt: (k) => 1000 + 10 * k,
       onDue: (_, due) => lanes.due('p', 10, { bytes: 1, send, evict: () => undefined, slot: due, conforming }),
