@@ -372,7 +372,7 @@ describe('when the actions of one fetch are dispatched together', () => {
   });
 });
 
-describe('when a start\'s first request is slow and a backlogged producer\'s messages are let through at once into it', () => {
+describe('when a start\'s first request is slow and the messages of a producer at its rate are let through at once into it', () => {
   /**
    * A producer at 100/s with a lane, one message a fetch on its slot, every 10 ms, each let through
    * at once (the fetch's unit); the sender has one request in flight: what is written while it
