@@ -57,6 +57,8 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
   logger: Logger;
 }): LateBroadcast => {
   const from = randomUUID();
+  /** How this replica's own messages begin (writeLateMessages): what it hears back is dropped unread. */
+  const own = `{"from":${JSON.stringify(from)},`;
   let pending: LateEntry[] = [];
   let flush: NodeJS.Immediate | undefined;
   let closed = false;
@@ -83,6 +85,9 @@ export const createLateBroadcast = ({ publisher, subscriber, channel, logger }: 
         logger.debug({ channel, ignored: Object.fromEntries(ignored) }, 'late releases heard and not believed: ignored');
       };
       subscriber.on('message', (_, raw) => {
+        // Every replica hears its own messages back (a lone replica only those): not parsed
+        // (up to 64 KB of JSON each while many count late, as at a start that fell behind).
+        if (raw.startsWith(own)) return;
         const told = readLateMessage(raw);
         if (typeof told === 'string') return ignore(new Map([[told, 1]]));
         if (told.from === from) return;

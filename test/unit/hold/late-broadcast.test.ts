@@ -53,6 +53,26 @@ describe('late-broadcast', () => {
     expect(heard[0]).toEqual([]);
   });
 
+  it('does not parse what it published itself when it hears it back', async () => {
+    const b = bus();
+    const heard: Parameters<OnLate>[] = [];
+    const r = createLateBroadcast({ publisher: b.publisher, subscriber: b.subscriber(), channel, logger });
+    r.listen((...late) => void heard.push(late), { clock: manualClock(2200) });
+    await tick();
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      r.publish('p', 10, 1000, 1200);
+      await tick();
+      expect(b.published).toHaveLength(1);
+      expect(parse).not.toHaveBeenCalled();
+      await b.publisher.publish(channel, b.published[0].replace(/^\{"from":"[^"]*"/, '{"from":"other"'));
+      expect(parse).toHaveBeenCalledTimes(1);
+      expect(heard).toEqual([['p', 10, 1000, 1200]]);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
   it('ignores what is not its message (not JSON, entries of the wrong shape) and keeps the valid entries beside them', async () => {
     const b = bus();
     const heard: Parameters<OnLate>[] = [];
