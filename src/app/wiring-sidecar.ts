@@ -123,7 +123,7 @@ export const buildSidecar = async (config: Config, deps: { kafka: Kafka; admin: 
   cleanups.first(() => producer.disconnect());
   const late = createLateBroadcastOf(config, redis, logger);
   cleanups.last(() => late.close());
-  const pipeline = createPipeline(config, { producer, limiter: { ...limiter, decider: budget.decider(limiter.decider) }, ruleOf: budget.ruleOf, partitions, metrics, logger, late, fences: redis });
+  const pipeline = createPipeline(config, { producer, limiter: { ...limiter, decider: budget.decider(limiter.decider) }, ruleOf: budget.ruleOf, partitions, metrics, logger, late, fences: redis, members: members.count });
   const ingress = ingressFlow(config, kafka, pipeline);
   const drainer = parkedFlow(config, kafka, pipeline, { name: 'drainer', topics: config.retry.tiers.map((t) => t.topic), hop: true });
   const status = createStatusProvider({ config, flows: [ingress, drainer], hold: pipeline.shared.hold, guarded: limiter.guarded, store: limiter.store, quotas, sender: pipeline.sender, budget: budget.status });

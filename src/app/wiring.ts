@@ -170,6 +170,8 @@ export const createPipeline = (config: Config, deps: {
   late?: LateBroadcast;
   /** The Redis client that keeps the rebalance hand-off fences (none: partitions gained wait the whole bound). */
   fences?: ReturnType<typeof createRedis>;
+  /** The ingress group's members (none: one): only a lone replica sends late messages of producers far below their rates uncounted. */
+  members?(): number;
 }): Pipeline => {
   const { clock } = deps.limiter;
   const flows: Flow[] = [];
@@ -206,7 +208,7 @@ export const createPipeline = (config: Config, deps: {
     if (!view.waits || !view.limit) return undefined;
     return Math.max(SECOND_MS + LANE_TOLERANCE_MS, SECOND_MS * (1 + RESERVE) - view.limit.intervalMs);
   };
-  const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish, spanOf: budgetSpan });
+  const lanes = createReleaseLanes({ hold, clock, onLate: deps.late?.publish, spanOf: budgetSpan, members: deps.members });
   // What other replicas tell is checked against the store's clock; a lane keeps this replica's interval for its producer.
   const ownSpacing = (producer: string): number => {
     const rule = deps.ruleOf(producer);

@@ -90,21 +90,22 @@ export interface Dispatcher {
 const decidedLate = (slot: number | undefined, now: number): boolean => slot !== undefined && now - slot > COUNTED_LATE_MS;
 
 /**
- * Producers with more than one ingress message of a fetch decided late: those go through their
- * lane (counted late). A lone one leaves with the fetch's unit, as one on its slot: one message
+ * Producers with more than one ingress message of a fetch decided late, and how many of each
+ * (with its spacing): those go through their lane (counted late), unless the lane is far below
+ * its rate (`farBelow`). A lone one leaves with the fetch's unit, as one on its slot: one message
  * is no burst, and a lane made for it would be kept as long as its interval (a flood of new
  * producers decided in many rounds made one for each: 450 bytes of heap a producer).
  */
-const lateMany = (entries: readonly DispatchEntry[], now: number): Set<string> => {
-  const once = new Set<string>();
-  const many = new Set<string>();
+const lateMany = (entries: readonly DispatchEntry[], now: number): Map<string, { n: number; spacingMs: number }> => {
+  const late = new Map<string, { n: number; spacingMs: number }>();
   for (const { item, action } of entries) {
     if (action.kind !== 'release' || item.fromTier || !decidedLate(action.slot, now)) continue;
-    const { producer } = item.info;
-    if (once.has(producer)) many.add(producer);
-    else once.add(producer);
+    const seen = late.get(item.info.producer);
+    if (seen) seen.n += 1;
+    else late.set(item.info.producer, { n: 1, spacingMs: action.spacingMs });
   }
-  return many;
+  for (const [producer, { n }] of late) if (n === 1) late.delete(producer);
+  return late;
 };
 
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
@@ -345,14 +346,21 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       const now = clock.now();
       const unit: Release[] = [];
       const late = lateMany(entries, now);
+      // Producers far below their rates: their late messages join the unit on their own slots.
+      // Asked once for all of a producer's late ones, so none of them is refused for being late
+      // once another is in the unit (it would be written before it).
+      const far = new Set<string>();
+      for (const [producer, { n, spacingMs }] of late) if (lanes.farBelow(producer, spacingMs, n)) far.add(producer);
       for (const entry of entries) {
         const { item, action } = entry;
+        const { producer } = item.info;
         // A message of a producer with nothing held and an idle lane, due now: the lane records
         // it as sent. A later one of the same producer in this fetch either joins the unit too
         // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
         // the producer's order.
-        if (action.kind === 'release' && !frozen && !item.fromTier && dueNow(action.at, now) && !heldOf.has(item.info.producer)
-          && !late.has(item.info.producer) && lanes.sendsNow(item.info.producer, action.spacingMs, action.at)) unit.push(entry as Release);
+        if (action.kind === 'release' && !frozen && !item.fromTier && dueNow(action.at, now) && !heldOf.has(producer)
+          && (far.has(producer) ? lanes.sendsNow(producer, action.spacingMs, action.slot ?? action.at, true)
+            : !late.has(producer) && lanes.sendsNow(producer, action.spacingMs, action.at))) unit.push(entry as Release);
         else dispatch(item, action, () => acks.ack(item));
       }
       if (unit.length > 0) forwardTogether(unit, acks, now);

@@ -21,6 +21,13 @@
  *   every lane keeps to its slots (no catch-up allowance; what is let through at once counts
  *   too). Bound: in the second the broker returns a producer gets those releases, in the next
  *   two at most its rate + 1 per replica, later the second's bound.
+ * - **Far below its rate.** The only replica of its group (`members`) lets a fetch's messages of
+ *   a producer decided late leave at once, uncounted, on the fast path (`farBelow`), while the
+ *   lane sends at most a FAR_BELOW_SHARE-th of its second's bound: a start that fell behind (a
+ *   cold, busy process hands a fetch over hundreds of ms after its slots were decided) catches
+ *   up at once rather than a tenth of a second a second, and on the cheaper way. Alone, the
+ *   count keeps it within the bound; with other replicas, which would not know of those sends,
+ *   they are counted late as before.
  * Replicas: each lane sees its share of a producer's slots; what a lane counts late is told to
  * the other replicas (`onLate`, late-broadcast.ts) and what they tell is remembered here as if
  * counted here (`lateElsewhere`), so together they keep the second. Measurements and why each
@@ -29,7 +36,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately } from './second-rule';
+import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, sentInSecond, type SentMarks, sentLately } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -48,8 +55,17 @@ export interface LaneItem {
 export interface ReleaseLanes {
   /** A message of `producer` is due now: sent at once, or queued behind the producer's previous release. */
   due(producer: string, spacingMs: number, item: LaneItem): void;
-  /** A message let through at once with release instant `slot`: true when the caller may send it now (its lane records it), false when it must go through `due`. */
-  sendsNow(producer: string, spacingMs: number, slot: number): boolean;
+  /**
+   * A message let through at once with release instant `slot`: true when the caller may send it
+   * now (its lane records it), false when it must go through `due`. `far`: its producer's lane
+   * answered `farBelow` for this fetch, so being late does not keep it off.
+   */
+  sendsNow(producer: string, spacingMs: number, slot: number, far?: boolean): boolean;
+  /**
+   * `n` messages of `producer` were decided late in one fetch: whether its lane (made if need be)
+   * is far below its rate with them (FAR_BELOW_SHARE), so they may leave at once, uncounted.
+   */
+  farBelow(producer: string, spacingMs: number, n: number): boolean;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
   /** Takes the queued messages whose owner matches out of their lanes and evicts them (a rebalance hands their partition over). */
@@ -79,6 +95,12 @@ export const CALM_MS = 2000;
 const SPAN_REFRESH_MS = 250;
 /** How often a lane held back by a stuck send looks again (the hold has no wake-up of its own). */
 export const STUCK_POLL_MS = 50;
+/**
+ * A lane is far below its rate while it sends at most 1 / this of its second's bound (1.1 × the
+ * rate + 1) in a second (`farBelow`): a producer of 100/s while it sends at most 2 a second, one
+ * of 20/s never, one of 1,000,000/s up to 27,500.
+ */
+export const FAR_BELOW_SHARE = 40;
 
 interface Lane extends SentMarks {
   producer: string;
@@ -103,6 +125,10 @@ interface Lane extends SentMarks {
   spanAt: number;
 }
 
+/** The earliest instant the second rule lets a message with slot `own` of `lane` leave (the span and the count). */
+const secondRuleOf = (lane: Lane, own: number, now: number, span: number): number =>
+  Math.max(secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span));
+
 /** The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
 const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
   const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
@@ -115,7 +141,7 @@ const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
   // or another replica's stretch: told if late (the second keeps them apart), else sent before.
   const pace = single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
   const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
-  return Math.max(paced, secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span));
+  return Math.max(paced, secondRuleOf(lane, own, now, span));
 };
 
 /**
@@ -135,11 +161,13 @@ const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
 /** An idle lane one interval past its last release is forgotten, unless it sent in the last second (its marks, and the rest of a stall, would be lost). */
 const expired = (lane: Lane, now: number): boolean => lane.last + lane.spacingMs < now && !binds(lane.late, now) && !sentLately(lane, now);
 
-export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, spanOf }: {
+export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, spanOf, members = () => 1 }: {
   hold: HoldScheduler;
   clock: Clock;
   maxIdle?: number;
   onLate?: OnLate;
+  /** The replicas that share the producers' slots (the ingress group's members): only a lone one lets late messages far below their rate go uncounted. */
+  members?(): number;
   /** A producer's second-rule span when shorter than SECOND_SPAN_MS (a contended budget's 1.05 ×), else undefined. */
   spanOf?(producer: string): number | undefined;
 }): ReleaseLanes => {
@@ -153,6 +181,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const slot = (lane: Lane, own: number, now: number): number => slotOf(lane, own, now, spanNow(lane, now));
   /** Whether a message with slot `own` that counts as sent at `at` is later than the second rule lets pass uncounted. */
   const late = (lane: Lane, own: number, at: number): boolean => at - own > COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at));
+  /** Whether `lane`, sending `n` more now, stays far below its rate (FAR_BELOW_SHARE). */
+  const farBelowNow = (lane: Lane, n: number, now: number): boolean =>
+    sentInSecond(lane, now) + n <= Math.floor((Math.floor(spanNow(lane, now) / lane.spacingMs) + 1) / FAR_BELOW_SHARE);
 
   /**
    * A message of `lane` counts as sent at `at` (its acknowledgement less this replica's quickest
@@ -259,19 +290,27 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       waiting += 1;
       if (!lane.armed) scheduleHead(lane);
     },
-    sendsNow(producer, spacingMs, own) {
+    sendsNow(producer, spacingMs, own, far = false) {
       // No lane: nothing of it waits or left lately, and the limiter spaced this slot: it leaves on
       // it, and no lane is made for it (~180 bytes of heap each, for as long as its interval).
-      if (!(spacingMs > 0) || !lanes.has(producer)) return true;
+      if (!(spacingMs > 0) || (!far && !lanes.has(producer))) return true;
       const now = clock.now();
       const lane = laneOf(producer, spacingMs, now);
       // Just after an outage every release goes through its lane (counted: CALM_MS).
       if (lane.queue.length > 0 || lane.armed || stuck(lane, now) || calm(now)) return false;
-      const at = slot(lane, own, now);
-      // Late within a run of slots: through the lane, counted there (as send() counts it).
-      if (at > now + LANE_TOLERANCE_MS || (inRun(lane, own) && late(lane, own, now))) return false;
+      // Far below its rate (`farBelow`, asked for the fetch's late ones together), a lane catches
+      // up unpaced: late as the hand-over was, its slots are as far apart as they were decided.
+      const at = far ? Math.max(own, now - Math.max(CATCH_UP_MS, spacingMs / 2), secondRuleOf(lane, own, now, spanNow(lane, now))) : slot(lane, own, now);
+      // Late within a run of slots: through the lane, counted there (as send() counts it), unless far below.
+      if (at > now + LANE_TOLERANCE_MS || (!far && inRun(lane, own) && late(lane, own, now))) return false;
       record(lane, own, at, now);
       return true;
+    },
+    farBelow(producer, spacingMs, n) {
+      if (!(spacingMs > 0)) return true;
+      if (members() > 1) return false;
+      const now = clock.now();
+      return farBelowNow(laneOf(producer, spacingMs, now), n, now);
     },
     waiting: () => waiting,
     evictOwned(owned) {

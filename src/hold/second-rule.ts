@@ -157,6 +157,14 @@ const trimRecent = (lane: SentMarks, recent: number[], now: number): void => {
   lane.recentHead = compacted(head, recent);
 };
 
+/** How many messages `lane` sent in the second before `now`. */
+export const sentInSecond = (lane: SentMarks, now: number): number => {
+  const { recent } = lane;
+  if (recent === undefined) return 0;
+  trimRecent(lane, recent, now);
+  return recent.length - lane.recentHead;
+};
+
 /** A message with slot `own` of a lane leaves at `at`. */
 export const mark = (lane: SentMarks, own: number, at: number): void => {
   lane.highOwn = sentLately(lane, at) ? Math.max(lane.highOwn, own) : own;
