@@ -188,6 +188,8 @@ export interface LatencySummary extends LoadLatencySummary {
   seconds: number;
   warmSeconds: number;
   warm: LoadLatencySummary;
+  /** Each run's p50, cold and warmed up, in the order run (a median of few runs hides whether a side fell behind in some). */
+  runs: { side: string; p50Ms: number; warmP50Ms: number }[];
 }
 
 type SideLoad = LoadLatency & { side: string };
@@ -222,6 +224,7 @@ const summarizeLoad = (runs: readonly SideLoad[]): LoadLatencySummary => {
 
 export const summarizeLatency = (runs: readonly LatencyRun[], load: { rate: number; seconds: number; warmSeconds: number }): LatencySummary => ({
   ...load, ...summarizeLoad(runs), warm: summarizeLoad(runs.map((r) => ({ side: r.side, ...r.warm }))),
+  runs: runs.map((r) => ({ side: r.side, p50Ms: r.p50Ms, warmP50Ms: r.warm.p50Ms })),
 });
 
 const range = (s: Summary): [number, number] => [s.min, s.max];
