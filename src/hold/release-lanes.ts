@@ -123,6 +123,8 @@ interface Lane extends SentMarks {
   /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one), asked at `spanAt`. */
   spanMs: number;
   spanAt: number;
+  /** When it was made: its count of sends says how far below its rate it is only a second after. */
+  made: number;
 }
 
 /** The earliest instant the second rule lets a message with slot `own` of `lane` leave (the span and the count). */
@@ -181,9 +183,13 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const slot = (lane: Lane, own: number, now: number): number => slotOf(lane, own, now, spanNow(lane, now));
   /** Whether a message with slot `own` that counts as sent at `at` is later than the second rule lets pass uncounted. */
   const late = (lane: Lane, own: number, at: number): boolean => at - own > COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at));
-  /** Whether `lane`, sending `n` more now, stays far below its rate (FAR_BELOW_SHARE). */
+  /**
+   * Whether `lane`, sending `n` more now, stays far below its rate (FAR_BELOW_SHARE). A lane
+   * younger than a second has not counted a second's sends: a backlogged producer's first
+   * messages at a start would pass for far below.
+   */
   const farBelowNow = (lane: Lane, n: number, now: number): boolean =>
-    sentInSecond(lane, now) + n <= Math.floor((Math.floor(spanNow(lane, now) / lane.spacingMs) + 1) / FAR_BELOW_SHARE);
+    now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= Math.floor((Math.floor(spanNow(lane, now) / lane.spacingMs) + 1) / FAR_BELOW_SHARE);
 
   /**
    * A message of `lane` counts as sent at `at` (its acknowledgement less this replica's quickest
@@ -267,7 +273,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     // Every field in the literal, none added later: one hidden class for every lane, so the
     // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined, made: now };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {

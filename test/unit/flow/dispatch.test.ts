@@ -368,25 +368,35 @@ describe('when the actions of one fetch are dispatched together', () => {
     const fetchOf = (t: ReturnType<typeof setup>, slot: number) => Array.from({ length: 30 }, (_, k) =>
       entry(t, item(`p${k % 10}-${slot}-${k}`, { producer: `p${k % 10}` }), { kind: 'release', at: t.clock.now(), attempt: 1, spacingMs: 0.001, slot }));
 
-    it('leave with the fetch\'s unit on their slots, none counted late, when this replica is the group\'s only member', () => {
+    it('leave with the fetch\'s unit on their slots, none counted late, when this replica is the group\'s only member and their lanes are a second old', async () => {
       const units: string[][] = [];
       const told: number[] = [];
       const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
-      const fetch = fetchOf(t, T0 - 300);
+      // A lane younger than a second has not counted a second of its producer's sends: as before.
+      t.dispatcher.dispatchAll(fetchOf(t, T0 - 300), acks(t));
+      await waitFor(() => t.written.length === 30, { timeoutMs: 2000, intervalMs: 2 });
+      await t.settle();
+      expect(units).toEqual([]);
+      expect(told).toHaveLength(30);
+      t.clock.set(T0 + 1000);
+      const fetch = fetchOf(t, T0 + 700);
       t.dispatcher.dispatchAll(fetch, acks(t));
       expect(units).toEqual([fetch.map(({ item: i }) => String(i.content.value))]);
-      expect(told).toEqual([]);
+      expect(told).toHaveLength(30);
     });
 
     it('go through their lanes, counted late (told), when the group has other members, who would not know of them', async () => {
       const units: string[][] = [];
       const told: number[] = [];
       const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 2);
-      t.dispatcher.dispatchAll(fetchOf(t, T0 - 300), acks(t));
-      await waitFor(() => t.written.length === 30, { timeoutMs: 2000, intervalMs: 2 });
-      await t.settle();
+      for (const [now, slot] of [[T0, T0 - 300], [T0 + 1000, T0 + 700]]) {
+        t.clock.set(now);
+        t.dispatcher.dispatchAll(fetchOf(t, slot), acks(t));
+        await waitFor(() => t.written.length === told.length + 30, { timeoutMs: 2000, intervalMs: 2 });
+        await t.settle();
+      }
       expect(units).toEqual([]);
-      expect(told).toHaveLength(30);
+      expect(told).toHaveLength(60);
     });
 
     it('catch up at once as the hand-over comes sooner again: nothing waits (held by the second rule or the lane\'s pace before)', async () => {
@@ -394,14 +404,16 @@ describe('when the actions of one fetch are dispatched together', () => {
         for (const m of messages) t.written.push({ kind: 'forward', value: String(m.content.value), at: t.clock.now() });
         return [];
       } }, 10_000, undefined, undefined, () => 1);
-      // A fetch decided every 10 ms, handed over 400 ms after it at first, sooner and sooner, on time after a second.
-      const lateBy = (slot: number): number => Math.max(0, 400 - 0.4 * (slot - T0));
-      for (let slot = T0; slot < T0 + 2000; slot += 10) {
+      // A fetch decided every 10 ms, handed over 400 ms after it; from 2.1 s on sooner and sooner,
+      // on time a second later. (The lanes' first second counts late as before, and what it
+      // counted binds the slots 1.1 s after it for a second: the hand-over keeps its pace till then.)
+      const lateBy = (slot: number): number => Math.min(400, Math.max(0, 400 - 0.4 * (slot - T0 - 2100)));
+      for (let slot = T0; slot < T0 + 4000; slot += 10) {
         t.clock.set(slot + lateBy(slot));
         t.dispatcher.dispatchAll(fetchOf(t, slot), acks(t));
         await t.settle();
       }
-      expect(t.written).toHaveLength(200 * 30);
+      expect(t.written).toHaveLength(400 * 30);
       const waited = t.written.map((w) => {
         const slot = Number(w.value.split('-')[1]);
         return w.at - (slot + lateBy(slot));

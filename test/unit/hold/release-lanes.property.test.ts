@@ -10,9 +10,10 @@ import { COUNTED_LATE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
  * slots at least an interval apart (runs an interval apart, looser stretches, holes), each let
  * through at once (`conforming`) or not, each due at once offered first to the fast path
  * (`sendsNow`) or not, the process stalled now and then (what fell due meanwhile comes when the
- * stall ends) and its timers firing late. The fast path is offered only what is at most
- * COUNTED_LATE_MS behind its slot, as the dispatcher routes (a producer's messages decided later
- * go through its lane; a lone one of a fetch is the exception: one message). Sends count as they
+ * stall ends) and its timers firing late. The fast path is offered what is at most
+ * COUNTED_LATE_MS behind its slot, as the dispatcher routes, and what is later only while the lane
+ * is far below its rate (`farBelow`: a lone replica's dispatcher sends those uncounted; a lone
+ * one of a fetch is the other exception: one message). Sends count as they
  * leave (the broker's answers are modelled in release-lanes.test.ts). What leaves keeps to the
  * second rule's aim, 1.1 × the rate + 1 in any second (111 at 100/s; the design's bound for a
  * shaped producer is 1.15 ×, docs/design.md): the span keeps what it counts apart, the count
@@ -74,7 +75,12 @@ const run = (messages: { gap: number; conforming: boolean; fastPath: boolean }[]
     fireUntil(due);
     clock.set(Math.max(clock.now(), due));
     const send = (): void => void sent.push(clock.now());
-    if (m.fastPath && clock.now() - slot <= COUNTED_LATE_MS && lanes.sendsNow('p', INTERVAL, slot)) send();
+    // Offered to the fast path: on time, or later, as a lone replica's dispatcher offers a late
+    // message of a producer far below its rate (`farBelow`, uncounted).
+    const fast = m.fastPath && (clock.now() - slot <= COUNTED_LATE_MS
+      ? lanes.sendsNow('p', INTERVAL, slot)
+      : lanes.farBelow('p', INTERVAL, 1) && lanes.sendsNow('p', INTERVAL, slot, true));
+    if (fast) send();
     else lanes.due('p', INTERVAL, { bytes: 1, slot, conforming: m.conforming, send, evict: () => undefined });
   }
   fireUntil(Infinity);
