@@ -127,12 +127,12 @@ interface Lane extends SentMarks {
   made: number;
 }
 
-/** The earliest instant the second rule lets a message with slot `own` of `lane` leave (the span and the count). */
-const secondRuleOf = (lane: Lane, own: number, now: number, span: number): number =>
-  Math.max(secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span));
-
-/** The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace after the previous one, never farther behind `now` than CATCH_UP_MS, and never before the second allows. */
-const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
+/**
+ * The instant a message with slot `own` leaves `lane`: that slot, or (behind) the catch-up pace
+ * after the previous one (`paced`; unpaced, the previous one), never farther behind `now` than
+ * CATCH_UP_MS, and never before the second allows.
+ */
+const slotOf = (lane: Lane, own: number, now: number, span: number, paced: boolean): number => {
   const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
   // Slots closer than an interval came from two limiters (the local fallback's beside Redis's,
   // a rule changed): the second rule cannot count those, so for a second after such a pair (the
@@ -141,9 +141,9 @@ const slotOf = (lane: Lane, own: number, now: number, span: number): number => {
   // A gap wider than the second's span is no pace: slots nobody asked for (the ingress unread
   // through a broker pause: paced at the gap, a backlogged producer lost 2 s after a 6 s pause),
   // or another replica's stretch: told if late (the second keeps them apart), else sent before.
-  const pace = single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
-  const paced = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
-  return Math.max(paced, secondRuleOf(lane, own, now, span));
+  const pace = !paced ? 0 : single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
+  const turn = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
+  return Math.max(turn, secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span));
 };
 
 /**
@@ -180,7 +180,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   let calmUntil = -Infinity;
   const calm = (now: number): boolean => calmUntil > now;
   const spanNow = (lane: Lane, now: number): number => (calm(now) ? Math.min(lane.spanMs, SECOND_MS + LANE_TOLERANCE_MS) : lane.spanMs);
-  const slot = (lane: Lane, own: number, now: number): number => slotOf(lane, own, now, spanNow(lane, now));
+  const slot = (lane: Lane, own: number, now: number, paced = true): number => slotOf(lane, own, now, spanNow(lane, now), paced);
   /** Whether a message with slot `own` that counts as sent at `at` is later than the second rule lets pass uncounted. */
   const late = (lane: Lane, own: number, at: number): boolean => at - own > COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at));
   /**
@@ -306,7 +306,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       if (lane.queue.length > 0 || lane.armed || stuck(lane, now) || calm(now)) return false;
       // Far below its rate (`farBelow`, asked for the fetch's late ones together), a lane catches
       // up unpaced: late as the hand-over was, its slots are as far apart as they were decided.
-      const at = far ? Math.max(own, now - Math.max(CATCH_UP_MS, spacingMs / 2), secondRuleOf(lane, own, now, spanNow(lane, now))) : slot(lane, own, now);
+      const at = slot(lane, own, now, !far);
       // Late within a run of slots: through the lane, counted there (as send() counts it), unless far below.
       if (at > now + LANE_TOLERANCE_MS || (!far && inRun(lane, own) && late(lane, own, now))) return false;
       record(lane, own, at, now);

@@ -241,9 +241,8 @@ const landedOf = (lane: SentMarks, most: number, now: number): number => {
 export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
-  trimRecent(lane, recent, now);
   const most = Math.floor(span / spacingMs) + 1;
-  const n = recent.length - lane.recentHead;
+  const n = sentInSecond(lane, now);
   // A release goes up to LANE_TOLERANCE_MS early (dueNow), and the instants need not be whole
   // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
   const sends = n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
