@@ -4,9 +4,9 @@
  * and its topics are still on the broker; in the run of 2026-12-06 06:41 the first two latency
  * rounds had both sides 1.3–4.6 s behind and the last two neither. So the topics are deleted,
  * the page cache flushed (`sync`), and the phase waits until the CPUs are mostly idle. In the
- * run of 07:04, with that, sluice was still behind in the two rounds that ran while the broker
- * removed the deleted topics' files (a minute after the deletion: log.segment.delete.delay.ms),
- * so the phase also waits out that minute.
+ * run of 07:04, with that, sluice was still behind in its first two rounds, which ran about when
+ * the broker removes the deleted topics' files (a minute after the deletion,
+ * log.segment.delete.delay.ms): the phase also waits that minute out.
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
