@@ -12,7 +12,7 @@ import { type BacklogRun, measureBacklog } from './backlog';
 import { createContext } from './context';
 import { measureLatency } from './latency';
 import { measureMemory, type MemoryResult } from './memory';
-import { DELETED_FILES_MS, untilQuiet } from './quiet';
+import { untilQuiet } from './quiet';
 import { renderTable } from './report';
 import { servicesEnv } from './services-env';
 import { buildSides, measuredSides } from './side';
@@ -55,11 +55,8 @@ const main = async (): Promise<void> => {
     let latencyLow: LatencySummary | undefined;
     if (selected('latency')) {
       await ctx.book.deleteAll();
-      // After a throughput phase's gigabytes, the broker removes their files a minute later.
-      const settleMs = selected('throughput') ? DELETED_FILES_MS : 0;
-      if (settleMs > 0) say(`latency: the topics so far deleted; waiting ${settleMs / 1000} s for the broker to remove their files`);
-      const rest = await untilQuiet({ settleMs });
-      say(`latency: the page cache flushed; CPUs ${(rest.busy * 100).toFixed(0)} % busy after ${(rest.waitedMs / 1000).toFixed(0)} s`);
+      const rest = await untilQuiet();
+      say(`latency: the topics so far deleted, the page cache flushed; CPUs ${(rest.busy * 100).toFixed(0)} % busy after ${(rest.waitedMs / 1000).toFixed(0)} s`);
       const headline = throughput.find((t) => t.headers === PLAIN_HEADERS && t.producers >= 100) ?? throughput[0];
       const rate = settings.latencyRate ?? Math.round(headline.pipeMsgsPerSec.median / 2);
       const { latencySeconds: seconds, latencyWarmSeconds: warmSeconds, rounds } = settings;

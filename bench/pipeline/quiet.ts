@@ -3,10 +3,9 @@
  * rest. A throughput phase writes gigabytes the kernel is still flushing to disk minutes later,
  * and its topics are still on the broker; in the run of 2026-12-06 06:41 the first two latency
  * rounds had both sides 1.3–4.6 s behind and the last two neither. So the topics are deleted,
- * the page cache flushed (`sync`), and the phase waits until the CPUs are mostly idle. In the
- * run of 07:04, with that, sluice was still behind in its first two rounds, which ran about when
- * the broker removes the deleted topics' files (a minute after the deletion,
- * log.segment.delete.delay.ms): the phase also waits that minute out.
+ * the page cache flushed (`sync`), and the phase waits until the CPUs are mostly idle. (Waiting
+ * out the minute after which the broker removes the deleted topics' files too changed nothing:
+ * in the run of 08:06 with it, the rounds that fell behind were the later ones.)
  */
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
@@ -24,22 +23,14 @@ const busyShare = (a: os.CpuInfo[], b: os.CpuInfo[]): number => {
   return total > 0 ? busy / total : 0;
 };
 
-/** How long a broker keeps a deleted topic's files before it removes them (log.segment.delete.delay.ms, by default), and a little more. */
-export const DELETED_FILES_MS = 65_000;
-
-/**
- * Waits `settleMs` (the broker removing deleted topics' files), flushes the page cache, then
- * waits until the CPUs were busy less than `busy` of a `windowMs` window, at most `maxMs` more;
- * returns the last share and the whole wait.
- */
-export const untilQuiet = async ({ settleMs = 0, busy = 0.25, windowMs = 2000, maxMs = 90_000 } = {}): Promise<{ busy: number; waitedMs: number }> => {
+/** Flushes the page cache, then waits until the CPUs were busy less than `busy` of a `windowMs` window, at most `maxMs`; returns the last share and the wait. */
+export const untilQuiet = async ({ busy = 0.25, windowMs = 2000, maxMs = 90_000 } = {}): Promise<{ busy: number; waitedMs: number }> => {
   const start = Date.now();
-  await new Promise((resolve) => setTimeout(resolve, settleMs));
   execFileSync('sync');
   for (;;) {
     const before = os.cpus();
     await new Promise((resolve) => setTimeout(resolve, windowMs));
     const share = busyShare(before, os.cpus());
-    if (share < busy || Date.now() - start >= settleMs + maxMs) return { busy: share, waitedMs: Date.now() - start };
+    if (share < busy || Date.now() - start >= maxMs) return { busy: share, waitedMs: Date.now() - start };
   }
 };
