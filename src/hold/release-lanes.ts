@@ -36,7 +36,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
-import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, sentInSecond, type SentMarks, sentLately } from './second-rule';
+import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, sentInSecond, type SentMarks, sentLately, slotsInSpan } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -189,7 +189,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
    * messages at a start would pass for far below.
    */
   const farBelowNow = (lane: Lane, n: number, now: number): boolean =>
-    now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= Math.floor((Math.floor(spanNow(lane, now) / lane.spacingMs) + 1) / FAR_BELOW_SHARE);
+    now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
 
   /**
    * A message of `lane` counts as sent at `at` (its acknowledgement less this replica's quickest

@@ -238,10 +238,13 @@ const landedOf = (lane: SentMarks, most: number, now: number): number => {
  * what had landed, and a broker answering every request in 200 ms held a producer at 0.9 × its
  * rate 450 ms behind its slots (bench/HISTORY.md, "Where a slow request's messages land").
  */
+/** How many slots `spacingMs` apart fit in `span` (1.1 × the rate + 1 at SECOND_SPAN_MS): the most a lane sends in any second. */
+export const slotsInSpan = (span: number, spacingMs: number): number => Math.floor(span / spacingMs) + 1;
+
 export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
-  const most = Math.floor(span / spacingMs) + 1;
+  const most = slotsInSpan(span, spacingMs);
   const n = sentInSecond(lane, now);
   // A release goes up to LANE_TOLERANCE_MS early (dueNow), and the instants need not be whole
   // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
