@@ -12,7 +12,7 @@ import { createKafka } from '../../test/helpers/kafka';
 import { randomGroupId, randomId } from '../../test/helpers/names';
 import type { ServicesEnv } from './services-env';
 import { startSide, type Side, type SideKind } from './side';
-import { freePort, parkingTopics, pipeEnv, type SideTopics, sluiceEnv, type SluiceSetup, writeQuotas } from './side-env';
+import { benchSluiceEnv, freePort, parkingTopics, pipeEnv, type SideTopics, sluiceEnv, type SluiceSetup, writeQuotas } from './side-env';
 import { topicBook, type TopicBook } from './topics';
 
 export interface BenchContext {
@@ -47,7 +47,7 @@ export const createContext = async (services: ServicesEnv): Promise<BenchContext
       const all = { group: randomGroupId('bench'), ...topics };
       const log = path.join(logDir, `${String(runs).padStart(3, '0')}-${kind}.log`);
       const port = await freePort();
-      const env = kind === 'pipe' ? pipeEnv(services, all) : sluiceEnv(services, all, setup, port);
+      const env = kind === 'pipe' ? pipeEnv(services, all) : { ...sluiceEnv(services, all, setup, port), ...(kind === 'sluice' ? benchSluiceEnv(process.env.BENCH_SLUICE_ONLY_ENV) : {}) };
       const side = startSide(kind, env, log, port);
       try {
         await side.ready();

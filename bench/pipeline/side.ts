@@ -79,11 +79,14 @@ export const buildSides = (): void => {
  * BENCH_CPU_PROF=<dir>: every side writes a V8 CPU profile there (node --cpu-prof).
  * BENCH_NODE_ARGS: more node flags for both sides (`--trace-opt --trace-deopt`, say; the output
  * goes to the side's log). BENCH_COMPILE_JOBS=1: `--trace-opt` on both sides, and the
- * throughput runs count the compile jobs in their logs (./compile-jobs.ts).
+ * throughput runs count the compile jobs in their logs (./compile-jobs.ts). BENCH_SLUICE_NODE_ARGS:
+ * node flags for the measured sidecar alone (not the baseline, not the pipe): a runtime flag
+ * tried beside the same code as BENCH_BASELINE_ROOT.
  */
-const execArgv = (): string[] => {
+const execArgv = (kind: SideKind): string[] => {
   const dir = process.env.BENCH_CPU_PROF;
-  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const own = kind === 'sluice' ? process.env.BENCH_SLUICE_NODE_ARGS ?? '' : '';
+  const extra = `${process.env.BENCH_NODE_ARGS ?? ''} ${own}`.split(' ').filter(Boolean);
   const trace = countsCompileJobs() && !extra.includes('--trace-opt') ? ['--trace-opt'] : [];
   return [...EXEC_ARGV, ...extra, ...trace, ...(dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [])];
 };
@@ -100,7 +103,7 @@ const waitHttpReady = async (port: number, deadline: number, child: ChildProcess
 export const startSide = (kind: SideKind, env: NodeJS.ProcessEnv, logFile: string, httpPort?: number): Side => {
   const log = openSync(logFile, 'a');
   const child = fork(entryOf(kind), isSidecar(kind) ? ['run'] : [], {
-    cwd: rootOf(kind), env, execArgv: execArgv(), stdio: ['ignore', log, log, 'ipc'],
+    cwd: rootOf(kind), env, execArgv: execArgv(kind), stdio: ['ignore', log, log, 'ipc'],
   });
   closeSync(log);
   let joined = false;
