@@ -36,6 +36,7 @@
 import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
+import { createRecentSends } from './recent-sends';
 import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, sentInSecond, type SentMarks, sentLately, slotsInSpan } from './second-rule';
 
 export interface LaneItem {
@@ -123,7 +124,7 @@ interface Lane extends SentMarks {
   /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one), asked at `spanAt`. */
   spanMs: number;
   spanAt: number;
-  /** When it was made: its count of sends says how far below its rate it is only a second after. */
+  /** When it was made: its own count of sends covers a second only a second after (the process's count of recent sends covers it before). */
   made: number;
 }
 
@@ -175,6 +176,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
 }): ReleaseLanes => {
   const lanes = createRecencyMap<Lane>({ maxIdle, idle: (lane) => lane.queue.length === 0 && !lane.armed && lane.sending.length === 0, expired });
   const sentAt = createSentClock();
+  // Every send of this process, lane or not, a producer at a time (a lane made now has not seen those that left without one).
+  const recent = createRecentSends();
+  const born = clock.now();
   let waiting = 0;
   /** Until when every lane keeps to its slots (an outage just ended: CALM_MS). */
   let calmUntil = -Infinity;
@@ -184,12 +188,19 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   /** Whether a message with slot `own` that counts as sent at `at` is later than the second rule lets pass uncounted. */
   const late = (lane: Lane, own: number, at: number): boolean => at - own > COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at));
   /**
-   * Whether `lane`, sending `n` more now, stays far below its rate (FAR_BELOW_SHARE). A lane
-   * younger than a second has not counted a second's sends: a backlogged producer's first
-   * messages at a start would pass for far below.
+   * Whether `lane`, sending `n` more now, stays far below its rate (FAR_BELOW_SHARE), by the
+   * process's count of its producer's sends in the last second (`recent`: lane or not) — once
+   * the process is a second old: the sends of one before it (a restart) are not in it. Without
+   * that count (more producers than it keeps), by the lane's own, only once the lane is a second
+   * old: a lane made now has not seen what its producer sent without one, and a backlogged
+   * producer's first messages at a start would pass for far below.
    */
-  const farBelowNow = (lane: Lane, n: number, now: number): boolean =>
-    now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
+  const farBelowNow = (lane: Lane, n: number, now: number): boolean => {
+    const most = Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
+    const sent = now - born >= SECOND_MS ? recent.inLastSecond(lane.producer, now) : undefined;
+    if (sent !== undefined) return sent + n <= most;
+    return now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= most;
+  };
 
   /**
    * A message of `lane` counts as sent at `at` (its acknowledgement less this replica's quickest
@@ -209,6 +220,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     lane.last = slot;
     lane.lastOwn = own;
     mark(lane, own, now);
+    recent.add(lane.producer, now);
   };
   const send = (lane: Lane, item: LaneItem, slot: number, now: number): void => {
     const own = item.slot ?? slot;
@@ -298,9 +310,14 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     },
     sendsNow(producer, spacingMs, own, far = false) {
       // No lane: nothing of it waits or left lately, and the limiter spaced this slot: it leaves on
-      // it, and no lane is made for it (~180 bytes of heap each, for as long as its interval).
-      if (!(spacingMs > 0) || (!far && !lanes.has(producer))) return true;
+      // it, and no lane is made for it (~180 bytes of heap each, for as long as its interval);
+      // the process's count of recent sends counts it.
+      if (!(spacingMs > 0)) return true;
       const now = clock.now();
+      if (!far && !lanes.has(producer)) {
+        recent.add(producer, now);
+        return true;
+      }
       const lane = laneOf(producer, spacingMs, now);
       // Just after an outage every release goes through its lane (counted: CALM_MS).
       if (lane.queue.length > 0 || lane.armed || stuck(lane, now) || calm(now)) return false;

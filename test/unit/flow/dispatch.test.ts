@@ -385,6 +385,41 @@ describe('when the actions of one fetch are dispatched together', () => {
       expect(told).toHaveLength(30);
     });
 
+    it('leave with the fetch\'s unit from their lanes\' first fetch on once the process is a second old: its count of each producer\'s sends, lane or not, covers the second', async () => {
+      const units: string[][] = [];
+      const told: number[] = [];
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
+      // On their slots first: no lane made, each send counted by the process.
+      t.clock.set(T0 + 1000);
+      const onTime = fetchOf(t, T0 + 1000);
+      t.dispatcher.dispatchAll(onTime, acks(t));
+      expect(t.lanes.tracked()).toBe(0);
+      // Then a fetch decided 300 ms before its hand-over: new lanes, far below their rates.
+      t.clock.set(T0 + 1300);
+      const late = fetchOf(t, T0 + 1000);
+      t.dispatcher.dispatchAll(late, acks(t));
+      expect(units).toEqual([onTime, late].map((f) => f.map(({ item: i }) => String(i.content.value))));
+      expect(told).toHaveLength(0);
+    });
+
+    it('go through their lanes, counted late, when what the producer sent on its slots without a lane already comes to its share of the second', async () => {
+      const units: string[][] = [];
+      const told: number[] = [];
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
+      // 100/s: a fortieth of its second's bound (111) is 2 messages.
+      const fetch = (n: number, slot: number, tag: string) => Array.from({ length: n }, (_, k) =>
+        entry(t, item(`${tag}${k}`), { kind: 'release', at: t.clock.now(), attempt: 1, spacingMs: 10, slot }));
+      t.clock.set(T0 + 1000);
+      t.dispatcher.dispatchAll(fetch(1, T0 + 1000, 'a'), acks(t));
+      t.clock.set(T0 + 1010);
+      t.dispatcher.dispatchAll(fetch(1, T0 + 1010, 'b'), acks(t));
+      t.clock.set(T0 + 1400);
+      t.dispatcher.dispatchAll(fetch(2, T0 + 1020, 'c'), acks(t));
+      await waitFor(() => t.written.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+      expect(units).toEqual([['va0'], ['vb0']]);
+      expect(told.length).toBeGreaterThan(0);
+    });
+
     it('go through their lanes, counted late (told), when the group has other members, who would not know of them', async () => {
       const units: string[][] = [];
       const told: number[] = [];
@@ -405,8 +440,9 @@ describe('when the actions of one fetch are dispatched together', () => {
         return [];
       } }, 10_000, undefined, undefined, () => 1);
       // A fetch decided every 10 ms, handed over 400 ms after it; from 2.1 s on sooner and sooner,
-      // on time a second later. (The lanes' first second counts late as before, and what it
-      // counted binds the slots 1.1 s after it for a second: the hand-over keeps its pace till then.)
+      // on time a second later. (The process's first second counts late as before — the sends of
+      // one before it are unknown — and what it counted binds the slots 1.1 s after it for a
+      // second: the hand-over keeps its pace till then.)
       const lateBy = (slot: number): number => Math.min(400, Math.max(0, 400 - 0.4 * (slot - T0 - 2100)));
       for (let slot = T0; slot < T0 + 4000; slot += 10) {
         t.clock.set(slot + lateBy(slot));
