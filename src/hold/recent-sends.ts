@@ -40,7 +40,7 @@ export const createRecentSends = ({ maxProducers = RECENT_SENDS_MAX_PRODUCERS }:
   /** The last second a producer was not counted for want of room. */
   let refused = -Infinity;
   const secondOf = (now: number): number => Math.floor(now / SECOND_MS);
-  /** Once a second: counts of two seconds ago or older say nothing any more. */
+  /** Once a second (the first send of each): counts of two seconds ago or older say nothing any more. */
   const sweep = (second: number): void => {
     if (second === swept) return;
     swept = second;
@@ -49,9 +49,9 @@ export const createRecentSends = ({ maxProducers = RECENT_SENDS_MAX_PRODUCERS }:
   return {
     add(producer, now) {
       const second = secondOf(now);
+      sweep(second);
       const count = counts.get(producer);
       if (count === undefined) {
-        sweep(second);
         if (counts.size >= maxProducers) refused = second;
         // Room is made only as a second begins (sweep), so this one was refused, if at all, before this second.
         else counts.set(producer, { second, current: 1, before: 0, from: refused >= second - 1 ? second + 1 : second });

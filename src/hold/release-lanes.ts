@@ -23,11 +23,12 @@
  *   two at most its rate + 1 per replica, later the second's bound.
  * - **Far below its rate.** The only replica of its group (`members`) lets a fetch's messages of
  *   a producer decided late leave at once, uncounted, on the fast path (`farBelow`), while the
- *   lane sends at most a FAR_BELOW_SHARE-th of its second's bound: a start that fell behind (a
- *   cold, busy process hands a fetch over hundreds of ms after its slots were decided) catches
- *   up at once rather than a tenth of a second a second, and on the cheaper way. Alone, the
- *   count keeps it within the bound; with other replicas, which would not know of those sends,
- *   they are counted late as before.
+ *   producer sends at most a FAR_BELOW_SHARE-th of its second's bound in a second — by the
+ *   process's count of its sends, lane or not (./recent-sends.ts), so a lane made at a start's
+ *   first late fetch qualifies too: a start that fell behind (a cold, busy process hands a fetch
+ *   over hundreds of ms after its slots were decided) catches up at once rather than a tenth of
+ *   a second a second, and on the cheaper way. Alone, the count keeps it within the bound; with
+ *   other replicas, which would not know of those sends, they are counted late as before.
  * Replicas: each lane sees its share of a producer's slots; what a lane counts late is told to
  * the other replicas (`onLate`, late-broadcast.ts) and what they tell is remembered here as if
  * counted here (`lateElsewhere`), so together they keep the second. Measurements and why each
@@ -178,7 +179,6 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const sentAt = createSentClock();
   // Every send of this process, lane or not, a producer at a time (a lane made now has not seen those that left without one).
   const recent = createRecentSends();
-  const born = clock.now();
   let waiting = 0;
   /** Until when every lane keeps to its slots (an outage just ended: CALM_MS). */
   let calmUntil = -Infinity;
@@ -189,15 +189,16 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const late = (lane: Lane, own: number, at: number): boolean => at - own > COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at));
   /**
    * Whether `lane`, sending `n` more now, stays far below its rate (FAR_BELOW_SHARE), by the
-   * process's count of its producer's sends in the last second (`recent`: lane or not) — once
-   * the process is a second old: the sends of one before it (a restart) are not in it. Without
-   * that count (more producers than it keeps), by the lane's own, only once the lane is a second
-   * old: a lane made now has not seen what its producer sent without one, and a backlogged
-   * producer's first messages at a start would pass for far below.
+   * process's count of its producer's sends in the last second (`recent`: lane or not). (A
+   * process started within a second of the last sends of one before it — a restart that quick —
+   * does not know those: at most the fortieth more, as with a member count not refreshed yet.)
+   * Without that count (more producers than it keeps), by the lane's own, only once the lane is
+   * a second old: a lane made now has not seen what its producer sent without one, and a
+   * backlogged producer's first messages at a start would pass for far below.
    */
   const farBelowNow = (lane: Lane, n: number, now: number): boolean => {
     const most = Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
-    const sent = now - born >= SECOND_MS ? recent.inLastSecond(lane.producer, now) : undefined;
+    const sent = recent.inLastSecond(lane.producer, now);
     if (sent !== undefined) return sent + n <= most;
     return now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= most;
   };

@@ -10,6 +10,7 @@ import { createDispatcher, type Outcome } from '../../../src/flow/dispatch';
 import { type Action, type FlowItem, ownerOf } from '../../../src/flow/flow-item';
 import { createHoldScheduler, type HeldMessage, type HoldScheduler } from '../../../src/hold/hold-scheduler';
 import { createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes';
+import { RECENT_SENDS_MAX_PRODUCERS } from '../../../src/hold/recent-sends';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import { buildTiers, type ParkInfo, type Tier } from '../../../src/park/park';
 import type { MessageWriter } from '../../../src/produce/batch-sender';
@@ -368,24 +369,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     const fetchOf = (t: ReturnType<typeof setup>, slot: number) => Array.from({ length: 30 }, (_, k) =>
       entry(t, item(`p${k % 10}-${slot}-${k}`, { producer: `p${k % 10}` }), { kind: 'release', at: t.clock.now(), attempt: 1, spacingMs: 0.001, slot }));
 
-    it('leave with the fetch\'s unit on their slots, none counted late, when this replica is the group\'s only member and their lanes are a second old', async () => {
-      const units: string[][] = [];
-      const told: number[] = [];
-      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
-      // A lane younger than a second has not counted a second of its producer's sends: as before.
-      t.dispatcher.dispatchAll(fetchOf(t, T0 - 300), acks(t));
-      await waitFor(() => t.written.length === 30, { timeoutMs: 2000, intervalMs: 2 });
-      await t.settle();
-      expect(units).toEqual([]);
-      expect(told).toHaveLength(30);
-      t.clock.set(T0 + 1000);
-      const fetch = fetchOf(t, T0 + 700);
-      t.dispatcher.dispatchAll(fetch, acks(t));
-      expect(units).toEqual([fetch.map(({ item: i }) => String(i.content.value))]);
-      expect(told).toHaveLength(30);
-    });
-
-    it('leave with the fetch\'s unit from their lanes\' first fetch on once the process is a second old: its count of each producer\'s sends, lane or not, covers the second', async () => {
+    it('leave with the fetch\'s unit on their slots, none counted late, when this replica is the group\'s only member — from their lanes\' first fetch on: the process counts every producer\'s sends, lane or not', async () => {
       const units: string[][] = [];
       const told: number[] = [];
       const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
@@ -400,6 +384,28 @@ describe('when the actions of one fetch are dispatched together', () => {
       t.dispatcher.dispatchAll(late, acks(t));
       expect(units).toEqual([onTime, late].map((f) => f.map(({ item: i }) => String(i.content.value))));
       expect(told).toHaveLength(0);
+    });
+
+    it('go through their lanes, counted late, while their lanes are younger than a second when the process counts more producers than it keeps (the lane\'s own count then)', async () => {
+      const told: number[] = [];
+      const units: string[][] = [];
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
+      t.clock.set(T0 + 1000);
+      // One message each of RECENT_SENDS_MAX_PRODUCERS + 1 producers on their slots: the last is not counted.
+      const flood = Array.from({ length: RECENT_SENDS_MAX_PRODUCERS + 1 }, (_, k) =>
+        entry(t, item(`f${k}`, { producer: `f${k}` }), { kind: 'release', at: t.clock.now(), attempt: 1, spacingMs: 0.001, slot: T0 + 1000 }));
+      t.dispatcher.dispatchAll(flood, acks(t));
+      t.clock.set(T0 + 1300);
+      t.dispatcher.dispatchAll(fetchOf(t, T0 + 1000), acks(t));
+      await waitFor(() => told.length === 30, { timeoutMs: 2000, intervalMs: 2 });
+      // Two seconds on, with the lanes a second old, their own count decides again (the flood's refusal is past too).
+      expect(units).toHaveLength(1); // the flood's
+      t.clock.set(T0 + 3400);
+      const fetch = fetchOf(t, T0 + 3100);
+      t.dispatcher.dispatchAll(fetch, acks(t));
+      expect(units).toHaveLength(2);
+      expect(units[1]).toEqual(fetch.map(({ item: i }) => String(i.content.value)));
+      expect(told).toHaveLength(30);
     });
 
     it('go through their lanes, counted late, when what the producer sent on its slots without a lane already comes to its share of the second', async () => {
@@ -440,9 +446,7 @@ describe('when the actions of one fetch are dispatched together', () => {
         return [];
       } }, 10_000, undefined, undefined, () => 1);
       // A fetch decided every 10 ms, handed over 400 ms after it; from 2.1 s on sooner and sooner,
-      // on time a second later. (The process's first second counts late as before — the sends of
-      // one before it are unknown — and what it counted binds the slots 1.1 s after it for a
-      // second: the hand-over keeps its pace till then.)
+      // on time a second later.
       const lateBy = (slot: number): number => Math.min(400, Math.max(0, 400 - 0.4 * (slot - T0 - 2100)));
       for (let slot = T0; slot < T0 + 4000; slot += 10) {
         t.clock.set(slot + lateBy(slot));
