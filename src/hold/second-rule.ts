@@ -226,6 +226,9 @@ const landedOf = (lane: SentMarks, most: number, now: number): number => {
   return t.at[i] + SECOND_MS + LANE_TOLERANCE_MS + 1;
 };
 
+/** How many slots `spacingMs` apart fit in `span` (1.1 × the rate + 1 at SECOND_SPAN_MS): the most a lane sends in any second. */
+export const slotsInSpan = (span: number, spacingMs: number): number => Math.floor(span / spacingMs) + 1;
+
 /**
  * The count beside the span: the earliest instant a lane with slots `spacingMs` apart may send
  * again and still have sent at most as many in any second as slots fit in `span` (1.1 × the rate
@@ -238,9 +241,6 @@ const landedOf = (lane: SentMarks, most: number, now: number): number => {
  * what had landed, and a broker answering every request in 200 ms held a producer at 0.9 × its
  * rate 450 ms behind its slots (bench/HISTORY.md, "Where a slow request's messages land").
  */
-/** How many slots `spacingMs` apart fit in `span` (1.1 × the rate + 1 at SECOND_SPAN_MS): the most a lane sends in any second. */
-export const slotsInSpan = (span: number, spacingMs: number): number => Math.floor(span / spacingMs) + 1;
-
 export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
