@@ -47,7 +47,7 @@ export const createContext = async (services: ServicesEnv): Promise<BenchContext
       const all = { group: randomGroupId('bench'), ...topics };
       const log = path.join(logDir, `${String(runs).padStart(3, '0')}-${kind}.log`);
       const port = await freePort();
-      const env = kind === 'pipe' ? pipeEnv(services, all) : { ...sluiceEnv(services, all, setup, port), ...(kind === 'sluice' ? benchSluiceEnv(process.env.BENCH_SLUICE_ONLY_ENV) : {}) };
+      const env = kind === 'pipe' ? pipeEnv(services, all) : { ...sluiceEnv(services, all, setup, port), ...(kind === 'sluice' ? benchSluiceEnv(process.env.BENCH_SLUICE_ONLY_ENV, 'BENCH_SLUICE_ONLY_ENV') : {}) };
       const side = startSide(kind, env, log, port);
       try {
         await side.ready();

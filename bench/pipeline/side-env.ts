@@ -68,12 +68,12 @@ export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: Slui
   ...benchSluiceEnv(process.env.BENCH_SLUICE_ENV),
 });
 
-/** BENCH_SLUICE_ENV: more SLUICE_* settings for every sidecar of the run, `NAME=value` separated by spaces (they win over the phase's). */
-export const benchSluiceEnv = (text: string | undefined): Record<string, string> => {
+/** BENCH_SLUICE_ENV: more SLUICE_* settings for every sidecar of the run, `NAME=value` separated by spaces (they win over the phase's); `variable` names where they came from in an error. */
+export const benchSluiceEnv = (text: string | undefined, variable = 'BENCH_SLUICE_ENV'): Record<string, string> => {
   const settings: Record<string, string> = {};
   for (const pair of (text ?? '').split(' ').filter(Boolean)) {
     const at = pair.indexOf('=');
-    if (at <= 0 || !pair.startsWith('SLUICE_')) throw new Error(`BENCH_SLUICE_ENV: "${pair}" is not SLUICE_NAME=value`);
+    if (at <= 0 || !pair.startsWith('SLUICE_')) throw new Error(`${variable}: "${pair}" is not SLUICE_NAME=value`);
     settings[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return settings;

@@ -13,5 +13,6 @@ describe('BENCH_SLUICE_ENV', () => {
     expect(() => benchSluiceEnv('HOME=/tmp')).toThrow('BENCH_SLUICE_ENV: "HOME=/tmp" is not SLUICE_NAME=value');
     expect(() => benchSluiceEnv('SLUICE_LOG_LEVEL')).toThrow(/"SLUICE_LOG_LEVEL" is not/);
     expect(() => benchSluiceEnv('=x')).toThrow(/"=x" is not/);
+    expect(() => benchSluiceEnv('HOME=/tmp', 'BENCH_SLUICE_ONLY_ENV')).toThrow('BENCH_SLUICE_ONLY_ENV: "HOME=/tmp" is not SLUICE_NAME=value');
   });
 });
