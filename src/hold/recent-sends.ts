@@ -1,14 +1,14 @@
 /**
  * How many messages of each producer this process sent in about the last second, lane or not
- * (./release-lanes.ts): what tells a producer far below its rate from one at it before its lane
- * is a second old. A message let through at once by a producer without a lane leaves without
- * one (none is made for it), so a lane made now has not seen them; this count has.
+ * (./release-lanes.ts): what tells a producer far below its rate from one at it. A message let
+ * through at once by a producer without a lane leaves without one (none is made for it), so a
+ * lane made now has not seen them; this count has.
  *
  * Counted in whole seconds of the clock, the current one and the one before, so a count is at
  * least the sends of the last second (at most those of the last two). At most `maxProducers`
  * are counted at once: past it a new producer is not, and for two seconds after that a producer
- * without a count is unknown (`undefined`) rather than silent — the caller falls back on what its
- * lane has seen.
+ * without a count is unknown (`undefined`) rather than silent — the caller then takes it for not
+ * far below.
  */
 import { SECOND_MS } from './second-rule';
 

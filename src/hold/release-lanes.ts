@@ -28,7 +28,8 @@
  *   first late fetch qualifies too: a start that fell behind (a cold, busy process hands a fetch
  *   over hundreds of ms after its slots were decided) catches up at once rather than a tenth of
  *   a second a second, and on the cheaper way. Alone, the count keeps it within the bound; with
- *   other replicas, which would not know of those sends, they are counted late as before.
+ *   other replicas, which would not know of those sends, and for a producer the count does not
+ *   keep (past RECENT_SENDS_MAX_PRODUCERS), they are counted late as before.
  * Replicas: each lane sees its share of a producer's slots; what a lane counts late is told to
  * the other replicas (`onLate`, late-broadcast.ts) and what they tell is remembered here as if
  * counted here (`lateElsewhere`), so together they keep the second. Measurements and why each
@@ -38,7 +39,7 @@ import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
 import { createRecentSends } from './recent-sends';
-import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, sentInSecond, type SentMarks, sentLately, slotsInSpan } from './second-rule';
+import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately, slotsInSpan } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -125,8 +126,6 @@ interface Lane extends SentMarks {
   /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one), asked at `spanAt`. */
   spanMs: number;
   spanAt: number;
-  /** When it was made: its own count of sends covers a second only a second after (the process's count of recent sends covers it before). */
-  made: number;
 }
 
 /**
@@ -192,15 +191,12 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
    * process's count of its producer's sends in the last second (`recent`: lane or not). (A
    * process started within a second of the last sends of one before it — a restart that quick —
    * does not know those: at most the fortieth more, as with a member count not refreshed yet.)
-   * Without that count (more producers than it keeps), by the lane's own, only once the lane is
-   * a second old: a lane made now has not seen what its producer sent without one, and a
-   * backlogged producer's first messages at a start would pass for far below.
+   * Without that count (more producers than it keeps), not far below: its late messages go
+   * through the lane, counted late, as with other members.
    */
   const farBelowNow = (lane: Lane, n: number, now: number): boolean => {
-    const most = Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
     const sent = recent.inLastSecond(lane.producer, now);
-    if (sent !== undefined) return sent + n <= most;
-    return now - lane.made >= SECOND_MS && sentInSecond(lane, now) + n <= most;
+    return sent !== undefined && sent + n <= Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
   };
 
   /**
@@ -286,7 +282,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     // Every field in the literal, none added later: one hidden class for every lane, so the
     // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined, made: now };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {

@@ -158,7 +158,7 @@ const trimRecent = (lane: SentMarks, recent: number[], now: number): void => {
 };
 
 /** How many messages `lane` sent in the second before `now`. */
-export const sentInSecond = (lane: SentMarks, now: number): number => {
+const sentInSecond = (lane: SentMarks, now: number): number => {
   const { recent } = lane;
   if (recent === undefined) return 0;
   trimRecent(lane, recent, now);

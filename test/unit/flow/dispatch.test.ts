@@ -386,7 +386,7 @@ describe('when the actions of one fetch are dispatched together', () => {
       expect(told).toHaveLength(0);
     });
 
-    it('go through their lanes, counted late, while their lanes are younger than a second when the process counts more producers than it keeps (the lane\'s own count then)', async () => {
+    it('go through their lanes, counted late, while the process counts more producers than it keeps, however old their lanes', async () => {
       const told: number[] = [];
       const units: string[][] = [];
       const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
@@ -398,14 +398,19 @@ describe('when the actions of one fetch are dispatched together', () => {
       t.clock.set(T0 + 1300);
       t.dispatcher.dispatchAll(fetchOf(t, T0 + 1000), acks(t));
       await waitFor(() => told.length === 30, { timeoutMs: 2000, intervalMs: 2 });
-      // Two seconds on, with the lanes a second old, their own count decides again (the flood's refusal is past too).
       expect(units).toHaveLength(1); // the flood's
-      t.clock.set(T0 + 3400);
-      const fetch = fetchOf(t, T0 + 3100);
+      // A second on, the lanes a second old but the flood's count not forgotten yet: late again, counted again.
+      t.clock.set(T0 + 2350);
+      t.dispatcher.dispatchAll(fetchOf(t, T0 + 2050), acks(t));
+      await waitFor(() => told.length === 60, { timeoutMs: 2000, intervalMs: 2 });
+      expect(units).toHaveLength(1);
+      // Once the flood's counts are forgotten and the last refusal (the fetch just before) is past, the process's count decides again.
+      t.clock.set(T0 + 4400);
+      const fetch = fetchOf(t, T0 + 4100);
       t.dispatcher.dispatchAll(fetch, acks(t));
       expect(units).toHaveLength(2);
       expect(units[1]).toEqual(fetch.map(({ item: i }) => String(i.content.value)));
-      expect(told).toHaveLength(30);
+      expect(told).toHaveLength(60);
     });
 
     it('go through their lanes, counted late, when what the producer sent on its slots without a lane already comes to its share of the second', async () => {
