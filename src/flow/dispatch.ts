@@ -90,13 +90,16 @@ export interface Dispatcher {
 const decidedLate = (slot: number | undefined, now: number): boolean => slot !== undefined && now - slot > COUNTED_LATE_MS;
 
 /**
- * Producers with more than one ingress message of a fetch decided late, and how many of each
- * (with its spacing): those go through their lane (counted late), unless the lane is far below
- * its rate (`farBelow`). A lone one leaves with the fetch's unit, as one on its slot: one message
- * is no burst, and a lane made for it would be kept as long as its interval (a flood of new
- * producers decided in many rounds made one for each: 450 bytes of heap a producer).
+ * Producers with ingress messages of a fetch decided late, and how many of each (with its
+ * spacing): those go through their lane (counted late), unless the producer is far below its
+ * rate (`farBelow`). A lone one leaves with the fetch's unit, as one on its slot, unless the
+ * process's count knows its producer to be sending near its rate (`busy`): one message is no
+ * burst, and a lane made for each of a flood of new producers decided in many rounds was kept as
+ * long as its interval (450 bytes of heap a producer); but a fetch is handed over a partition at
+ * a time, and the messages of a producer whose keys spread over the partitions come one a
+ * partition — each of them lone, none counted, however many a slow round bunched.
  */
-const lateMany = (entries: readonly DispatchEntry[], now: number): Map<string, { n: number; spacingMs: number }> => {
+const lateOf = (entries: readonly DispatchEntry[], now: number, busy: (producer: string, spacingMs: number) => boolean): Map<string, { n: number; spacingMs: number }> => {
   const late = new Map<string, { n: number; spacingMs: number }>();
   for (const { item, action } of entries) {
     if (action.kind !== 'release' || item.fromTier || !decidedLate(action.slot, now)) continue;
@@ -104,7 +107,7 @@ const lateMany = (entries: readonly DispatchEntry[], now: number): Map<string, {
     if (seen) seen.n += 1;
     else late.set(item.info.producer, { n: 1, spacingMs: action.spacingMs });
   }
-  for (const [producer, { n }] of late) if (n === 1) late.delete(producer);
+  for (const [producer, { n, spacingMs }] of late) if (n === 1 && !busy(producer, spacingMs)) late.delete(producer);
   return late;
 };
 
@@ -345,7 +348,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     dispatchAll(entries, acks) {
       const now = clock.now();
       const unit: Release[] = [];
-      const late = lateMany(entries, now);
+      const late = lateOf(entries, now, lanes.busy);
       // Producers far below their rates: their late messages join the unit on their own slots.
       // Asked once for all of a producer's late ones, so none of them is refused for being late
       // once another is in the unit (it would be written before it).

@@ -65,10 +65,18 @@ export interface ReleaseLanes {
    */
   sendsNow(producer: string, spacingMs: number, slot: number, far?: boolean): boolean;
   /**
-   * `n` messages of `producer` were decided late in one fetch: whether its lane (made if need be)
-   * is far below its rate with them (FAR_BELOW_SHARE), so they may leave at once, uncounted.
+   * `n` messages of `producer` were decided late in one fetch: whether it is far below its rate
+   * with them (FAR_BELOW_SHARE) by the process's count, this replica its group's only member, so
+   * they may leave at once, uncounted.
    */
   farBelow(producer: string, spacingMs: number, n: number): boolean;
+  /**
+   * Whether the process's count knows `producer` to have sent in the last second, and with one
+   * more beyond the FAR_BELOW_SHARE-th of its second's bound: a lone message of it decided late
+   * then goes through its lane, counted late. One of a producer not known, silent for a second
+   * (a flood of new ids at any rate) or below the share leaves at once: one message is no burst.
+   */
+  busy(producer: string, spacingMs: number): boolean;
   /** Messages waiting in lanes (beyond those in the hold). */
   waiting(): number;
   /** Takes the queued messages whose owner matches out of their lanes and evicts them (a rebalance hands their partition over). */
@@ -194,9 +202,15 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
    * Without that count (more producers than it keeps), not far below: its late messages go
    * through the lane, counted late, as with other members.
    */
-  const farBelowNow = (lane: Lane, n: number, now: number): boolean => {
-    const sent = recent.inLastSecond(lane.producer, now);
-    return sent !== undefined && sent + n <= Math.floor(slotsInSpan(spanNow(lane, now), lane.spacingMs) / FAR_BELOW_SHARE);
+  const farBelowNow = (producer: string, spacingMs: number, n: number, now: number): boolean => {
+    const sent = recent.inLastSecond(producer, now);
+    return sent !== undefined && sent + n <= shareOf(producer, spacingMs, now);
+  };
+  /** A FAR_BELOW_SHARE-th of the producer's second's bound, by its lane's span (a producer without one: the span a lane made now would have). */
+  const shareOf = (producer: string, spacingMs: number, now: number): number => {
+    const lane = lanes.get(producer);
+    const span = lane ? spanNow(lane, now) : Math.min(spanOf?.(producer) ?? SECOND_SPAN_MS, calm(now) ? SECOND_MS + LANE_TOLERANCE_MS : Infinity);
+    return Math.floor(slotsInSpan(span, spacingMs) / FAR_BELOW_SHARE);
   };
 
   /**
@@ -329,8 +343,13 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     farBelow(producer, spacingMs, n) {
       if (!(spacingMs > 0)) return true;
       if (members() > 1) return false;
+      return farBelowNow(producer, spacingMs, n, clock.now());
+    },
+    busy(producer, spacingMs) {
+      if (!(spacingMs > 0)) return false;
       const now = clock.now();
-      return farBelowNow(laneOf(producer, spacingMs, now), n, now);
+      const sent = recent.inLastSecond(producer, now);
+      return sent !== undefined && sent > 0 && sent + 1 > shareOf(producer, spacingMs, now);
     },
     waiting: () => waiting,
     evictOwned(owned) {

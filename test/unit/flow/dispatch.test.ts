@@ -362,6 +362,45 @@ describe('when the actions of one fetch are dispatched together', () => {
     expect(t.lanes.tracked()).toBe(0);
   });
 
+  // A fetch is handed over a partition at a time: a producer whose keys spread over 8 partitions
+  // has one message in each, and a slow round (300 ms here) let each through alone, uncounted —
+  // however many it bunched (2026-12-06).
+  it('sends a producer\'s lone message decided late through its lane, counted late, when the process counts it near its rate — with other members too', async () => {
+    for (const members of [1, 2]) {
+      const units: string[][] = [];
+      const told: number[] = [];
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => members);
+      // 100/s: a fortieth of its second's bound (111) is 2 messages; three on their slots first.
+      for (let k = 0; k < 3; k += 1) {
+        t.clock.set(T0 + 10 * k);
+        t.dispatcher.dispatchAll([entry(t, item(`a${k}`), release(T0 + 10 * k, 1, 10))], acks(t));
+      }
+      t.clock.set(T0 + 330);
+      const lone = (partition: number) => [entry(t, item(`b${partition}`, { partition }), { kind: 'release', at: T0 + 330, attempt: 1, spacingMs: 10, slot: T0 + 30 + 10 * partition })];
+      for (let partition = 0; partition < 8; partition += 1) t.dispatcher.dispatchAll(lone(partition), acks(t));
+      expect(units).toEqual([['va0'], ['va1'], ['va2']]);
+      // Through the lane (not the unit), each counted late.
+      t.clock.set(T0 + 600);
+      await waitFor(() => t.written.length === 8 && told.length === 8, { timeoutMs: 2000, intervalMs: 2 });
+      expect(values(t.written)).toEqual(Array.from({ length: 8 }, (_, k) => `vb${k}`));
+      expect(told).toEqual(Array.from({ length: 8 }, (_, k) => T0 + 30 + 10 * k));
+      expect(units).toHaveLength(3);
+    }
+  });
+
+  it('sends a lone message decided late with the fetch\'s unit while the process does not count its producer (past the producers it keeps), and makes no lane for it', async () => {
+    const units: string[][] = [];
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100);
+    const flood = Array.from({ length: RECENT_SENDS_MAX_PRODUCERS + 1 }, (_, k) =>
+      entry(t, item(`f${k}`, { producer: `f${k}` }), { kind: 'release', at: T0, attempt: 1, spacingMs: 10, slot: T0 }));
+    t.dispatcher.dispatchAll(flood, acks(t));
+    t.clock.set(T0 + 300);
+    t.dispatcher.dispatchAll([entry(t, item('x0', { producer: 'x' }), { kind: 'release', at: T0 + 300, attempt: 1, spacingMs: 10, slot: T0 })], acks(t));
+    expect(units).toHaveLength(2);
+    expect(units[1]).toEqual(['vx0']);
+    expect(t.lanes.tracked()).toBe(0);
+  });
+
   // The bench's latency phase (2026-12-06): a cold sidecar handed fetches over 100–450 ms after
   // their slots were decided; each producer (370/s under a rule of 1,000,000/s) went through its
   // lane counted late, and the second rule let it catch up a tenth of a second a second.

@@ -13,7 +13,8 @@ import { COUNTED_LATE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
  * stall ends) and its timers firing late. The fast path is offered what is at most
  * COUNTED_LATE_MS behind its slot, as the dispatcher routes, and what is later only while the lane
  * is far below its rate (`farBelow`: a lone replica's dispatcher sends those uncounted; a lone
- * one of a fetch is the other exception: one message). Sends count as they
+ * one of a fetch is the other exception, while its producer is not known to be near its rate,
+ * `busy`: the second property). Sends count as they
  * leave (the broker's answers are modelled in release-lanes.test.ts). What leaves keeps to the
  * second rule's aim, 1.1 × the rate + 1 in any second (111 at 100/s; the design's bound for a
  * shaped producer is 1.15 ×, docs/design.md): the span keeps what it counts apart, the count
@@ -24,6 +25,8 @@ import { COUNTED_LATE_MS, SECOND_SPAN_MS } from '../../../src/hold/second-rule';
 const INTERVAL = 10; // 100/s
 /** 1.1 × the rate + 1. */
 const MOST_IN_A_SECOND = SECOND_SPAN_MS / INTERVAL + 1;
+/** The design's bound for a shaped producer, 1.15 × the rate (docs/design.md). */
+const DESIGN_BOUND = 115;
 
 /** A stretch of messages alike: a run an interval apart or a looser one, after a gap; all let through at once, none, or some. */
 const stretch = fc.record({
@@ -36,19 +39,22 @@ const stretch = fc.record({
 });
 type Stretch = typeof stretch extends fc.Arbitrary<infer T> ? T : never;
 
-/** The messages of the stretches: each slot's gap to the previous, whether let through at once, whether offered to the fast path. */
-const messagesOf = (stretches: Stretch[]): { gap: number; conforming: boolean; fastPath: boolean }[] =>
+type Message = { gap: number; conforming: boolean; fastPath: boolean; lone: boolean };
+
+/** The messages of the stretches: each slot's gap to the previous, whether let through at once, whether offered to the fast path, and (`lone`) if late there, some as a fetch's lone one. */
+const messagesOf = (stretches: Stretch[], lone = false): Message[] =>
   stretches.flatMap((s) => Array.from({ length: s.length }, (_, k) => {
     const pick = (s.seed * (k + 7)) % 97; // deterministic per message
     return {
       gap: k === 0 ? s.gap : s.loose ? INTERVAL + (pick % (3 * INTERVAL)) : INTERVAL,
       conforming: s.conforming === 'all' || (s.conforming === 'some' && pick % 2 === 0),
       fastPath: s.fastPath && pick % 3 !== 0,
+      lone: lone && pick % 5 < 2,
     };
   }));
 const stall = fc.record({ at: fc.integer({ min: 0, max: 6000 }), lengthMs: fc.integer({ min: 1, max: 1500 }) });
 
-const run = (messages: { gap: number; conforming: boolean; fastPath: boolean }[], stalls: { at: number; lengthMs: number }[], timerLateMs: number[]): number[] => {
+const run = (messages: Message[], stalls: { at: number; lengthMs: number }[], timerLateMs: number[]): number[] => {
   const clock = manualClock(1000);
   const held: HeldMessage[] = [];
   const lanes = createReleaseLanes({ hold: { add: (m: HeldMessage) => void held.push(m) } as never, clock });
@@ -76,10 +82,15 @@ const run = (messages: { gap: number; conforming: boolean; fastPath: boolean }[]
     clock.set(Math.max(clock.now(), due));
     const send = (): void => void sent.push(clock.now());
     // Offered to the fast path: on time, or later, as a lone replica's dispatcher offers a late
-    // message of a producer far below its rate (`farBelow`, uncounted).
-    const fast = m.fastPath && (clock.now() - slot <= COUNTED_LATE_MS
+    // message of a producer far below its rate (`farBelow`, uncounted), or a fetch's lone late
+    // one of a producer not known to be near its rate (`busy`; the release instant it was decided
+    // at, now).
+    const late = clock.now() - slot > COUNTED_LATE_MS;
+    const fast = m.fastPath && (!late
       ? lanes.sendsNow('p', INTERVAL, slot)
-      : lanes.farBelow('p', INTERVAL, 1) && lanes.sendsNow('p', INTERVAL, slot, true));
+      : m.lone
+        ? !lanes.busy('p', INTERVAL) && lanes.sendsNow('p', INTERVAL, clock.now())
+        : lanes.farBelow('p', INTERVAL, 1) && lanes.sendsNow('p', INTERVAL, slot, true));
     if (fast) send();
     else lanes.due('p', INTERVAL, { bytes: 1, slot, conforming: m.conforming, send, evict: () => undefined });
   }
@@ -88,22 +99,29 @@ const run = (messages: { gap: number; conforming: boolean; fastPath: boolean }[]
 };
 
 describe('a producer\'s lane, whatever its slots, flags, stalls and late timers', () => {
-  it('sends every message, and never more than 1.1 × the rate + 1 in any second', () => {
-    fc.assert(
-      fc.property(
-        fc.array(stretch, { minLength: 1, maxLength: 8 }),
-        fc.array(stall, { maxLength: 4 }),
-        fc.array(fc.integer({ min: 0, max: 150 }), { minLength: 1, maxLength: 8 }),
-        (stretches, stalls, timerLateMs) => {
-          const messages = messagesOf(stretches);
-          const sent = run(messages, stalls, timerLateMs);
-          expect(sent).toHaveLength(messages.length);
-          expect(busiestSecond([...sent].sort((a, b) => a - b))).toBeLessThanOrEqual(MOST_IN_A_SECOND);
-        },
-      ),
-      { numRuns: 1000 },
-    );
-  }, 60_000);
+  const shapes = (lone: boolean, most: number): void => fc.assert(
+    fc.property(
+      fc.array(stretch, { minLength: 1, maxLength: 8 }),
+      fc.array(stall, { maxLength: 4 }),
+      fc.array(fc.integer({ min: 0, max: 150 }), { minLength: 1, maxLength: 8 }),
+      (stretches, stalls, timerLateMs) => {
+        const messages = messagesOf(stretches, lone);
+        const sent = run(messages, stalls, timerLateMs);
+        expect(sent).toHaveLength(messages.length);
+        expect(busiestSecond([...sent].sort((a, b) => a - b))).toBeLessThanOrEqual(most);
+      },
+    ),
+    { numRuns: 1000 },
+  );
+
+  it('sends every message, and never more than 1.1 × the rate + 1 in any second', () => shapes(false, MOST_IN_A_SECOND), 60_000);
+
+  // A fetch's lone late message of a producer not known to be near its rate leaves at once,
+  // without a lane (a flood of new ids makes none), as one decided now: a lane made after it
+  // within the second does not know of it, and its catch-up can bring the second one or two past
+  // the second rule's aim. 20,000 runs (2026-12-06): 113 at worst; 114 when every lone one left at
+  // once, as before `busy`.
+  it('with a fetch\'s lone late messages among them, never more than the design\'s 1.15 × the rate', () => shapes(true, DESIGN_BOUND), 60_000);
 
   // The shape a CI run found (2026-12-05): messages let through at once, their timers 70–135 ms
   // late after a 446 ms stall, left in bursts the span does not count, and a run of slots an
