@@ -293,18 +293,19 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     }
   };
 
-  type Release = { item: FlowItem; action: Extract<Dispatched, { kind: 'release' }> };
-
   /**
-   * Releases let through at once, written together: counted against the caps as one, one
-   * promise for all, the outcome counted per producer. A message the broker refused goes the
-   * way a single forward's would (`failed`), the others are acknowledged.
+   * Releases let through at once (first decisions of ingress messages), written together:
+   * counted against the caps as one, one promise for all, the outcome counted per producer. A
+   * message the broker refused goes the way a single forward's would (`failed`), the others are
+   * acknowledged. Only the items are kept until the answer: the fetch's dispatch entries and
+   * their actions are garbage once handed over, so they die young rather than survive the
+   * scavenges a produce request's round trip spans.
    */
-  const forwardTogether = (unit: readonly Release[], acks: Acks, now: number): void => {
+  const forwardTogether = (unit: readonly FlowItem[], acks: Acks, now: number): void => {
     let bytes = 0;
-    for (const { item } of unit) bytes += item.size;
+    for (const item of unit) bytes += item.size;
     const release = hold.track(bytes, unit.length);
-    writer.forwardAll(unit.map(({ item }) => item), now).then((errors) => {
+    writer.forwardAll(unit, now).then((errors) => {
       release();
       const sent = new Map<string, { count: number; bytes: number }>();
       // The delays in runs of one value (a fetch's messages were read at one instant): one
@@ -312,9 +313,10 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       let delayMs = 0;
       let delayed = 0;
       for (let i = 0; i < unit.length; i += 1) {
-        const { item, action } = unit[i];
+        const item = unit[i];
         if (i in errors) {
-          failed(item, { ...item.info, attempt: action.attempt, reason: { kind: 'delayed' } }, counted(item, () => acks.ack(item)))(errors[i]);
+          // A first decision: its release's attempt is one more than its info's (settle, flow-item.ts).
+          failed(item, { ...item.info, attempt: item.info.attempt + 1, reason: { kind: 'delayed' } }, counted(item, () => acks.ack(item)))(errors[i]);
           continue;
         }
         const { producer } = item.info;
@@ -347,7 +349,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     dispatch,
     dispatchAll(entries, acks) {
       const now = clock.now();
-      const unit: Release[] = [];
+      const unit: FlowItem[] = [];
       const late = lateOf(entries, now, lanes.busy);
       // Producers far below their rates: their late messages join the unit on their own slots.
       // Asked once for all of a producer's late ones, so none of them is refused for being late
@@ -363,7 +365,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         // the producer's order.
         if (action.kind === 'release' && !frozen && !item.fromTier && dueNow(action.at, now) && !heldOf.has(producer)
           && (far.has(producer) ? lanes.sendsNow(producer, action.spacingMs, action.slot ?? action.at, true)
-            : !late.has(producer) && lanes.sendsNow(producer, action.spacingMs, action.at))) unit.push(entry as Release);
+            : !late.has(producer) && lanes.sendsNow(producer, action.spacingMs, action.at))) unit.push(item);
         else dispatch(item, action, () => acks.ack(item));
       }
       if (unit.length > 0) forwardTogether(unit, acks, now);

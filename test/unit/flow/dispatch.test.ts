@@ -517,7 +517,8 @@ describe('when the actions of one fetch are dispatched together', () => {
     const t = setup({ forwardAll: async () => refusal });
     t.dispatcher.dispatchAll([entry(t, item('ok'), release(T0)), entry(t, item('big', { producer: 'q' }), release(T0))], acks(t));
     await waitFor(() => t.acked.length === 2, { timeoutMs: 2000, intervalMs: 2 });
-    expect(t.written).toMatchObject([{ kind: 'dead-letter', value: 'vbig', reason: 'too-large' }]);
+    // Its first decision counted: attempt 1, as a single forward's refusal writes it.
+    expect(t.written).toMatchObject([{ kind: 'dead-letter', value: 'vbig', reason: 'too-large', info: { attempt: 1, reason: { kind: 'delayed' } } }]);
     expect(t.counted.outcomes).toEqual([['forwarded', 'p'], ['dead_lettered', 'q']]);
   });
 });
