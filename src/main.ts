@@ -1,13 +1,19 @@
 #!/usr/bin/env node
 /**
- * The composition root: the only file with side effects at import. It turns SIGTERM/SIGINT
- * into a stop signal, hands the command handlers to the CLI and exits with their code.
+ * The composition root: the only file with side effects at import. It sets the process's V8
+ * flags, turns SIGTERM/SIGINT into a stop signal, hands the command handlers to the CLI and
+ * exits with their code.
  */
+import { setFlagsFromString } from 'node:v8';
 import { runHandler } from './app/handlers';
 import { runCli } from './cli';
 import { drainHandler } from './drain/drain-handler';
 import { statusHandler } from './status/status-handler';
 import { usageHandler } from './status/usage-handler';
+import { ownV8Flags } from './v8-flags';
+
+// Before any hot code is compiled (src/v8-flags.ts).
+for (const flag of ownV8Flags(process.execArgv)) setFlagsFromString(flag);
 
 /** The graceful stop gets 10 s (docs/design.md "Kafka mechanics"); past this a stuck disconnect must not keep the pod alive. */
 const STOP_WATCHDOG_MS = 12_000;
