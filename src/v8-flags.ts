@@ -4,9 +4,9 @@
  * A cold sidecar compiles about twice the code a bare kafkajs pipe does in its first seconds,
  * on the same two cores as the broker: with V8's default inlining budget its largest hot
  * functions (the dispatcher's, the batch reader's) are compiled with most of what they call
- * inlined, and compiled again after each deoptimization. Half the budget compiles 15–45 % less
- * (TurboFan's milliseconds a run) and left the warmed-up rate as it was (bench/HISTORY.md,
- * "Half V8's inlining budget"). A flag the user passes to node (`node --max-inlined-…=N
+ * inlined, and compiled again after each deoptimization. Half the budget compiled 2–31 % less
+ * (TurboFan's milliseconds a run, 16 % at the median of nine A/B runs) and left the warmed-up
+ * rate as it was (bench/HISTORY.md, "Half V8's inlining budget"). A flag the user passes to node (`node --max-inlined-…=N
  * dist/main.js`) is theirs: it is kept.
  */
 
