@@ -6,8 +6,8 @@
  * functions (the dispatcher's, the batch reader's) are compiled with most of what they call
  * inlined, and compiled again after each deoptimization. Half the budget compiled 2–31 % less
  * (TurboFan's milliseconds a run, 16 % at the median of nine A/B runs) and left the warmed-up
- * rate as it was (bench/HISTORY.md, "Half V8's inlining budget"). A flag the user passes to node (`node --max-inlined-…=N
- * dist/main.js`) is theirs: it is kept.
+ * rate as it was (bench/HISTORY.md, "Half V8's inlining budget"). A value the user gives node
+ * (`node --max-inlined-bytecode-size-cumulative=N dist/main.js`) is theirs: it is kept.
  */
 
 /** TurboFan's budget of bytecode inlined into one function: half V8's default of 920. */
