@@ -3,7 +3,7 @@
  * the wiring's createRedis): the URL whole, the cluster nodes, redis.password and TLS. The client
  * is stopped at its creation (no network in a unit test); what it was asked for is checked.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HandlerContext } from '../../../src/app/handlers';
@@ -12,6 +12,7 @@ import { statusHandler } from '../../../src/status/status-handler';
 import { usageHandler } from '../../../src/status/usage-handler';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-options-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const quotasFile = join(dir, 'quotas.yaml');
 writeFileSync(quotasFile, 'default:\n  rate: 10/s\n  queue: 1m\n');
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quotasCheck } from '../../../src/cli/quotas-check';
@@ -25,10 +25,15 @@ const TEXT = [
 
 describe('the budget in sluice quotas check', () => {
   it('prints the budget and the shares at full demand', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'sluice-budget-')), 'quotas.yaml');
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-budget-'));
+    const file = join(dir, 'quotas.yaml');
     writeFileSync(file, TEXT);
     const [out, err] = [capture(), capture()];
-    expect(quotasCheck({ file, env: {}, out, err })).toBe(0);
+    try {
+      expect(quotasCheck({ file, env: {}, out, err })).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     expect(out.text()).toContain([
       'downstream budget (total): 800/s; shrinks while group orders-service lags on the downstream topic by more than 30s',
       'shares at full demand (each rule as one producer, all backlogged):',

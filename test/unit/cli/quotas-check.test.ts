@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quotasCheck } from '../../../src/cli/quotas-check';
@@ -10,8 +10,11 @@ const capture = () => {
 };
 
 const fixture = (name: string) => join(__dirname, '../../fixtures/quotas', name);
+// Every file a test writes goes under one folder, removed when the file's tests end.
+const dir = mkdtempSync(join(tmpdir(), 'sluice-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const temp = (name: string, text: string) => {
-  const path = join(mkdtempSync(join(tmpdir(), 'sluice-check-')), name);
+  const path = join(mkdtempSync(join(dir, 'case-')), name);
   writeFileSync(path, text);
   return path;
 };

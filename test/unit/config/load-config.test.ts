@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../../src/config/load-config';
@@ -6,8 +6,12 @@ import { SluiceError } from '../../../src/errors';
 
 const topics = { SLUICE_INGRESS_TOPIC: 'orders', SLUICE_DOWNSTREAM_TOPIC: 'orders.out' };
 
+// Every file a test writes goes under one folder, removed when the file's tests end.
+const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 const writeTemp = (name: string, text: string): string => {
-  const path = join(mkdtempSync(join(tmpdir(), 'sluice-config-')), name);
+  const path = join(mkdtempSync(join(dir, 'case-')), name);
   writeFileSync(path, text);
   return path;
 };
