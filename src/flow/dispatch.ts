@@ -111,6 +111,10 @@ const lateOf = (entries: readonly DispatchEntry[], now: number, busy: (producer:
   return late;
 };
 
+/** A message parked to be released on its turn (`delayed`): its info with this attempt and, given one, that slot. */
+const delayedInfo = (item: FlowItem, attempt: number, notBefore = item.info.notBefore): ParkInfo =>
+  ({ ...item.info, attempt, notBefore, reason: { kind: 'delayed' } });
+
 const isTooLarge = (error: unknown): boolean => error instanceof SluiceError && error.code === 'MESSAGE_TOO_LARGE';
 
 export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
@@ -173,7 +177,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         count.done();
         return appendedAt;
       },
-      (error: unknown) => void failed(item, { ...item.info, attempt, reason: { kind: 'delayed' } }, count)(error),
+      (error: unknown) => void failed(item, delayedInfo(item, attempt), count)(error),
     );
   };
 
@@ -209,7 +213,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
   const toLane = (item: FlowItem, attempt: number, slot: number, spacingMs: number, queued: boolean, ack: () => void): void => {
     const count = counted(item, ack);
     const { producer } = item.info;
-    const parkBack = (): void => park(item, { ...item.info, attempt, notBefore: slot, reason: { kind: 'delayed' } }, item.fromTier, count);
+    const parkBack = (): void => park(item, delayedInfo(item, attempt, slot), item.fromTier, count);
     const enter = (): void =>
       lanes.due(producer, spacingMs, {
         bytes: item.size,
@@ -249,7 +253,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       // Taken out at shutdown: parked `delayed` with its slot (a tier message goes back to a tier).
       evict: () => {
         unheld(producer);
-        park(item, { ...item.info, attempt, notBefore: at, reason: { kind: 'delayed' } }, item.fromTier, counted(item, ack));
+        park(item, delayedInfo(item, attempt, at), item.fromTier, counted(item, ack));
       },
     });
   };
@@ -316,7 +320,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         const item = unit[i];
         if (i in errors) {
           // A first decision: its release's attempt is one more than its info's (settle, flow-item.ts).
-          failed(item, { ...item.info, attempt: item.info.attempt + 1, reason: { kind: 'delayed' } }, counted(item, () => acks.ack(item)))(errors[i]);
+          failed(item, delayedInfo(item, item.info.attempt + 1), counted(item, () => acks.ack(item)))(errors[i]);
           continue;
         }
         const { producer } = item.info;
@@ -356,8 +360,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       // once another is in the unit (it would be written before it).
       const far = new Set<string>();
       for (const [producer, { n, spacingMs }] of late) if (lanes.farBelow(producer, spacingMs, n)) far.add(producer);
-      for (const entry of entries) {
-        const { item, action } = entry;
+      for (const { item, action } of entries) {
         const { producer } = item.info;
         // A message of a producer with nothing held and an idle lane, due now: the lane records
         // it as sent. A later one of the same producer in this fetch either joins the unit too
