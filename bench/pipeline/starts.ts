@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomGroupId } from '../../test/helpers/names';
-import { busiestWindow } from './accuracy-stats';
+import { judgeAccuracy } from './accuracy-stats';
 import { createContext } from './context';
 import { paced } from './load';
 import { readDownstream } from './read-downstream';
@@ -25,22 +25,6 @@ const PRODUCERS = 10;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** The newest process whose command line matches `pattern` (not pgrep itself). */
 const newestPid = (pattern: string): number => Number(execFileSync('pgrep', ['-n', '-f', pattern]).toString().trim());
-
-/** The busiest second of any one producer: how many, and where it began (ms after `start`). */
-const busiestOf = (arrivals: readonly { producer: string; appendMs: number }[], start: number): { count: number; atMs: number } => {
-  const byProducer = new Map<string, number[]>();
-  for (const a of arrivals) {
-    const times = byProducer.get(a.producer);
-    if (times) times.push(a.appendMs);
-    else byProducer.set(a.producer, [a.appendMs]);
-  }
-  let best = { count: 0, atMs: NaN };
-  for (const times of byProducer.values()) {
-    const busiest = busiestWindow(times.sort((a, b) => a - b), 1000);
-    if (busiest.count > best.count) best = { count: busiest.count, atMs: busiest.from - start };
-  }
-  return best;
-};
 
 const main = async (): Promise<void> => {
   const runs = Number(process.env.STARTS_RUNS ?? 10);
@@ -73,11 +57,11 @@ const main = async (): Promise<void> => {
         await sleep(Math.max(0, start + seconds * 1000 + 1000 - Date.now()));
         await side.stop();
         const arrivals = await readDownstream(ctx.kafka, downstream, await ctx.book.total(downstream));
-        const busiest = busiestOf(arrivals, start);
-        counts.push(busiest.count);
+        const { max1sCount, max1sAtMs } = judgeAccuracy(arrivals, RATE, start + seconds * 1000);
+        counts.push(max1sCount);
         writeFileSync(path.join(ctx.logDir, `start-${n}.json`), JSON.stringify({ start, stall, offsetMs, holdMs, arrivals }));
         const stallText = stalled === undefined ? 'no stall' : `${stall} stopped at ${offsetMs} ms for ${holdMs} ms`;
-        process.stdout.write(`start ${n}: busiest second ${busiest.count} from ${busiest.atMs} ms; ${stallText}; ${arrivals.length} arrived; ${side.logFile}\n`);
+        process.stdout.write(`start ${n}: busiest second ${max1sCount} from ${max1sAtMs} ms after the first append; ${stallText}; ${arrivals.length} arrived; ${side.logFile}\n`);
       } finally {
         clearTimeout(stallTimer);
         // Never leave the broker stopped, whatever failed meanwhile (a sidecar gone already: no such process).
