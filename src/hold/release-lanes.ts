@@ -39,7 +39,7 @@ import type { Clock } from '../clock';
 import type { HoldScheduler } from './hold-scheduler';
 import { createRecencyMap } from './recency-map';
 import { createRecentSends } from './recent-sends';
-import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentMarks, sentLately, slotsInSpan } from './second-rule';
+import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentClock, type SentMarks, sentLately, slotsInSpan } from './second-rule';
 
 export interface LaneItem {
   bytes: number;
@@ -141,7 +141,7 @@ interface Lane extends SentMarks {
  * after the previous one (`paced`; unpaced, the previous one), never farther behind `now` than
  * CATCH_UP_MS, and never before the second allows.
  */
-const slotOf = (lane: Lane, own: number, now: number, span: number, paced: boolean): number => {
+const slotOf = (lane: Lane, own: number, now: number, span: number, paced: boolean, answers: SentClock): number => {
   const gap = Number.isFinite(lane.lastOwn) ? own - lane.lastOwn : lane.spacingMs;
   // Slots closer than an interval came from two limiters (the local fallback's beside Redis's,
   // a rule changed): the second rule cannot count those, so for a second after such a pair (the
@@ -152,7 +152,7 @@ const slotOf = (lane: Lane, own: number, now: number, span: number, paced: boole
   // or another replica's stretch: told if late (the second keeps them apart), else sent before.
   const pace = !paced ? 0 : single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
   const turn = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
-  return Math.max(turn, secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span));
+  return Math.max(turn, secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span, answers.quickestMs(), answers.aheadMs(now)));
 };
 
 /**
@@ -191,7 +191,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   let calmUntil = -Infinity;
   const calm = (now: number): boolean => calmUntil > now;
   const spanNow = (lane: Lane, now: number): number => (calm(now) ? Math.min(lane.spanMs, SECOND_MS + LANE_TOLERANCE_MS) : lane.spanMs);
-  const slot = (lane: Lane, own: number, now: number, paced = true): number => slotOf(lane, own, now, spanNow(lane, now), paced);
+  const slot = (lane: Lane, own: number, now: number, paced = true): number => slotOf(lane, own, now, spanNow(lane, now), paced, sentAt);
   /** Whether a message with slot `own` that counts as sent at `at` is later than the second rule lets pass uncounted. */
   const late = (lane: Lane, own: number, at: number): boolean => at - own > COUNTED_LATE_MS - (SECOND_SPAN_MS - spanNow(lane, at));
   /**
@@ -252,7 +252,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       if (at - now > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
       // The second rule counts it at its acknowledgement (./second-rule.ts says why): the count
       // always, the span unless it was let through at once and left on time.
-      const sent = sentAt(now, at, appendedAt);
+      const sent = sentAt.at(now, at, appendedAt);
       landed(lane, sent, 1);
       if (exempt && !calm(at)) return;
       counted(lane, own, sent, at);
@@ -368,7 +368,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       remember(laneOf(producer, spacingMs, clock.now()), slot, sent);
     },
     answered(released, sent) {
-      const at = sentAt(released, clock.now());
+      const at = sentAt.at(released, clock.now());
       sent.forEach(({ count }, producer) => {
         // A producer without a lane has nothing to bind (none is made for it).
         const lane = lanes.get(producer);

@@ -23,7 +23,7 @@
  *   their slots) waits until a second after that send, and what queues behind it with it.
  * **The count.** Beside the span, a lane sends no more messages in any second than slots fit in
  *   its span, whether the span counted them or not, counted at their sends and, once answered,
- *   where they landed (`countOf`).
+ *   where they landed; those sent too lately to have been answered count there too (`countOf`).
  *
  * Bound: a producer's messages whose slots lie more than SECOND_SPAN_MS apart never reach the
  * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second. A lane
@@ -226,6 +226,18 @@ const landedOf = (lane: SentMarks, most: number, now: number): number => {
   return t.at[i] + SECOND_MS + LANE_TOLERANCE_MS + 1;
 };
 
+/** How many of `times` (ascending from `head`) lie after `after`. */
+const countAfter = (times: readonly number[], head: number, after: number): number => {
+  let lo = head;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (times[mid] > after) hi = mid;
+    else lo = mid + 1;
+  }
+  return times.length - lo;
+};
+
 /** How many slots `spacingMs` apart fit in `span` (1.1 × the rate + 1 at SECOND_SPAN_MS): the most a lane sends in any second. */
 export const slotsInSpan = (span: number, spacingMs: number): number => Math.floor(span / spacingMs) + 1;
 
@@ -236,12 +248,22 @@ export const slotsInSpan = (span: number, spacingMs: number): number => Math.flo
  * where the answered ones landed (what waited behind a slow request, appended together). The
  * span alone misses messages it does not count — let through at once, then sent late in a burst
  * after a stall (116 at 100/s, bound 115, in a shape CI found) — the count sees every send of
- * this replica, counted or not. A send not answered yet counts at its release only: counted among
- * the answered ones too (at its release, until its answer), what was in flight counted beside
- * what had landed, and a broker answering every request in 200 ms held a producer at 0.9 × its
- * rate 450 ms behind its slots (bench/HISTORY.md, "Where a slow request's messages land").
+ * this replica, counted or not.
+ * - **Sends not answered yet** count among the landed ones only while they surely are in flight:
+ *   those of the last `quickestMs` (the quickest answer of the last ten seconds) cannot have been
+ *   answered, so they land after now, with what leaves now. A lane held by the count as a
+ *   start's slow answers quickened released 13 at once into a second whose answered sends held
+ *   110 (123 at 100/s in a unit model). They count up to the span's room above the rate (10 at
+ *   100/s), so they hold back only a lane whose answered sends already fill a second at its rate.
+ *   Every send not answered yet, counted at its release until its answer, held a producer at
+ *   0.9 × its rate 450 ms behind its slots under a broker answering every request in 200 ms
+ *   (bench/HISTORY.md, "Where a slow request's messages land").
+ * - **What leaves now lands `aheadMs` later** at the soonest, against answers counted at their
+ *   arrival (a process's first second of answers): counted as if it landed at once, a start
+ *   whose every request took 300 ms held its lane back and never caught up (734 ms behind its
+ *   slots 5 s in, in a unit model).
  */
-export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS): number => {
+export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, quickestMs = 0, aheadMs = 0): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
   const most = slotsInSpan(span, spacingMs);
@@ -249,7 +271,9 @@ export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = 
   // A release goes up to LANE_TOLERANCE_MS early (dueNow), and the instants need not be whole
   // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
   const sends = n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
-  return Math.max(sends, landedOf(lane, most, now));
+  const room = most - slotsInSpan(SECOND_MS, spacingMs);
+  const flying = room > 0 ? Math.min(countAfter(recent, lane.recentHead, now - quickestMs), room) : 0;
+  return Math.max(sends, landedOf(lane, most - flying, now) - aheadMs);
 };
 
 /**
@@ -288,20 +312,42 @@ export const remember = (lane: { late?: LateReleases }, own: number, at: number)
   late.latest = Math.max(late.latest, at);
 };
 
-/**
- * When a sent message counts for the second rule, from its release and its answer: at the
- * answer less the quickest answer of any lane in the last ten seconds; when the answer carries
- * the broker's append time, at that less the quickest of those (the broker's clock is not this
- * one's); in the process's first FIRST_ANSWERS_MS of answers, with too few to measure against,
- * at its arrival.
- */
-export const createSentClock = (): ((released: number, answered: number, appendedAt?: unknown) => number) => {
+export interface SentClock {
+  /**
+   * When a sent message counts for the second rule, from its release and its answer: at the
+   * answer less the quickest answer of any lane in the last ten seconds; when the answer carries
+   * the broker's append time, at that less the quickest of those (the broker's clock is not this
+   * one's); in the process's first FIRST_ANSWERS_MS of answers, with too few to measure against,
+   * at its arrival.
+   */
+  at(released: number, answered: number, appendedAt?: unknown): number;
+  /**
+   * The quickest answer (from its release) of the last ten seconds (in the first second of
+   * answers, the quickest yet): a send released less long ago cannot have been answered. None
+   * yet: Infinity.
+   */
+  quickestMs(): number;
+  /**
+   * How much later than `now` a message leaving now counts, at the soonest, against answers
+   * counted at their arrival: the quickest answer yet while the count may hold such answers (the
+   * first FIRST_ANSWERS_MS of answers and the second after); else 0 (every answer then counts
+   * less the quickest, and so does the message).
+   */
+  aheadMs(now: number): number;
+}
+
+export const createSentClock = (): SentClock => {
   const answers = newAnswers();
   const appends = newAnswers();
-  return (released, answered, appendedAt) => {
-    const appended = typeof appendedAt === 'number';
-    const took = appended ? appendedAt - released : answered - released;
-    const least = quickest(appended ? appends : answers, took, answered);
-    return least === undefined ? answered : released + Math.max(0, took - least);
+  return {
+    at(released, answered, appendedAt) {
+      const least = quickest(answers, answered - released, answered);
+      if (typeof appendedAt !== 'number') return least === undefined ? answered : released + Math.max(0, answered - released - least);
+      const took = appendedAt - released;
+      const leastAppended = quickest(appends, took, answered);
+      return leastAppended === undefined ? answered : released + Math.max(0, took - leastAppended);
+    },
+    quickestMs: () => (answers.took.length === 0 ? Infinity : answers.took[answers.head]),
+    aheadMs: (now) => (answers.took.length > 0 && now < answers.first + FIRST_ANSWERS_MS + SECOND_MS ? answers.took[answers.head] : 0),
   };
 };
