@@ -582,6 +582,17 @@ describe('when a start\'s requests are slow and the messages of a producer at it
     expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
   });
 
+  // Mid-run (the quickest answer of the last ten seconds 2 ms): a slow spell quickening back. The
+  // count held the lane as the spell's bunch of answers filled a second; when the oldest left it,
+  // the lane released what fell due meanwhile at once, each send asking with none of those before
+  // it answered: 117 from 170 ms, 123 from 250 or 400 ms, before sends that recent counted.
+  it.each([[170, 300], [250, 600], [400, 600]])('counts the sends too recent to have been answered when a slow spell 3 s in quickens from %i ms to 2 ms over %i ms: no second of appends holds more than 1.1 × the rate + 1', async (from, over) => {
+    const spell = T0 + 3000;
+    const { appended } = await start((now) => (now < spell || now >= spell + over ? 2 : Math.max(2, Math.round(from - ((from - 2) * (now - spell)) / over))));
+    expect(appended).toHaveLength(499);
+    expect(busiestSecond([...appended].sort((a, b) => a - b))).toBeLessThanOrEqual((SECOND_SPAN_MS / 1000) * 100 + 1);
+  });
+
   // Every request 300 ms (one in flight): the answers of the first second count at their arrival,
   // 300–600 ms after their releases, and a message leaving now arrives 300 ms later at the soonest.
   // Counted as if it arrived at once, the count held the lane back a second after the first
