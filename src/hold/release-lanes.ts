@@ -16,10 +16,12 @@
  *   and its clock trails real time by at most CATCH_UP_MS (or half an interval): a late timer
  *   releases what fell due meanwhile at once.
  * - **The outage.** A message counts where the broker could take it: a lane with a send
- *   unanswered for more than STUCK_MS releases nothing more until it is answered, so what went
- *   into an outage is at most STUCK_MS of sends. For CALM_MS after a send answered that late,
- *   every lane keeps to its slots (no catch-up allowance; what is let through at once counts
- *   too). Bound: in the second the broker returns a producer gets those releases, in the next
+ *   unanswered for more than STUCK_MS, none of its sends answered meanwhile, releases nothing
+ *   more until it is answered, so what went into an outage is at most STUCK_MS of sends. For
+ *   CALM_MS after an answer that ends such a silence, every lane keeps to its slots (no catch-up
+ *   allowance; what is let through at once counts too). A send waiting behind a slow request
+ *   is no outage while the lane's earlier sends are answered (a broker answering in 300 ms,
+ *   one request in flight, leaves sends unanswered for 600 ms). Bound: in the second the broker returns a producer gets those releases, in the next
  *   two at most its rate + 1 per replica, later the second's bound.
  * - **Far below its rate.** The only replica of its group (`members`) lets a fetch's messages of
  *   a producer decided late leave at once, uncounted, on the fast path (`farBelow`), while the
@@ -134,6 +136,8 @@ interface Lane extends SentMarks {
   /** Its second rule's span (SECOND_SPAN_MS unless `spanOf` gives a shorter one), asked at `spanAt`. */
   spanMs: number;
   spanAt: number;
+  /** When a send of it was last answered (the outage rule: a silence, not a slow answer). */
+  answeredAt: number;
 }
 
 /**
@@ -163,8 +167,11 @@ const slotOf = (lane: Lane, own: number, now: number, span: number, paced: boole
  */
 const inRun = (lane: Lane, own: number): boolean => lane.lastOwn === -Infinity || own - lane.lastOwn <= 2 * lane.spacingMs + SLOT_ROUNDING_MS;
 
-/** Whether a send of `lane` has waited more than STUCK_MS for its answer (the outage rule). */
-const stuck = (lane: Lane, now: number): boolean => lane.sending.length > 0 && now - lane.sending[0] > STUCK_MS;
+/**
+ * Whether a send of `lane` has waited more than STUCK_MS for its answer and none of its sends was
+ * answered meanwhile (the outage rule).
+ */
+const stuck = (lane: Lane, now: number): boolean => lane.sending.length > 0 && now - lane.sending[0] > STUCK_MS && now - lane.answeredAt > STUCK_MS;
 
 /** The slot of a queued message (`due` sets one). */
 const ownOf = (item: LaneItem, now: number): number => item.slot ?? now;
@@ -249,7 +256,8 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     const acknowledged = (appendedAt?: unknown): void => {
       lane.sending.splice(lane.sending.indexOf(now), 1);
       const at = clock.now();
-      if (at - now > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
+      if (at - Math.max(now, lane.answeredAt) > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
+      lane.answeredAt = Math.max(lane.answeredAt, at);
       // The second rule counts it at its acknowledgement (./second-rule.ts says why): the count
       // always, the span unless it was let through at once and left on time.
       const sent = sentAt.at(now, at, appendedAt);
@@ -296,7 +304,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   const laneOf = (producer: string, spacingMs: number, now: number): Lane => {
     // Every field in the literal, none added later: one hidden class for every lane, so the
     // optimized lane code is not thrown away when a lane first mixes or counts late (deopts: "wrong map").
-    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined };
+    const lane = lanes.get(producer) ?? { producer, last: -Infinity, lastOwn: -Infinity, spacingMs, queue: [], used: 0, armed: false, mixedUntil: -Infinity, sending: [], late: undefined, spanMs: SECOND_SPAN_MS, spanAt: -Infinity, highOwn: -Infinity, highAt: -Infinity, recent: undefined, recentHead: 0, landed: undefined, answeredAt: -Infinity };
     lane.spacingMs = spacingMs;
     // Asked again at most every SPAN_REFRESH_MS (a budget's shares change no faster).
     if (spanOf && !(now - lane.spanAt < SPAN_REFRESH_MS)) {
@@ -368,11 +376,14 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       remember(laneOf(producer, spacingMs, clock.now()), slot, sent);
     },
     answered(released, sent) {
-      const at = sentAt.at(released, clock.now());
+      const now = clock.now();
+      const at = sentAt.at(released, now);
       sent.forEach(({ count }, producer) => {
         // A producer without a lane has nothing to bind (none is made for it).
         const lane = lanes.get(producer);
-        if (lane) landed(lane, at, count);
+        if (!lane) return;
+        landed(lane, at, count);
+        lane.answeredAt = Math.max(lane.answeredAt, now);
       });
     },
   };

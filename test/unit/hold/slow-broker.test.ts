@@ -1,0 +1,65 @@
+import { createSlowBroker, SLOW_MIN_REQUESTS, SLOW_WINDOW_MS } from '../../../src/hold/slow-broker';
+
+/** Requests answered `every` ms apart from `from`, each taking `took(k)` ms; each carries `messages` sends released 0–`spread` ms before it was written. */
+const answer = (broker: ReturnType<typeof createSlowBroker>, from: number, count: number, every: number, took: (k: number) => number, spread = 0, messages = 1): number => {
+  let at = from;
+  for (let k = 0; k < count; k += 1) {
+    at = from + k * every;
+    // The quickest of a request's messages is the last one written into it: it took as long as the request.
+    for (let m = 0; m < messages; m += 1) broker.answered(at - took(k) - (messages === 1 ? 0 : (spread * (messages - 1 - m)) / (messages - 1)), at);
+  }
+  return at;
+};
+
+describe('the slow broker', () => {
+  it('is slow once most requests of the last ten seconds took longer than the slack, each request judged by its quickest message', () => {
+    const broker = createSlowBroker(100);
+    // 200 ms a request, each carrying 20 sends released over the 200 ms before (one request in flight).
+    const last = answer(broker, 1000, SLOW_MIN_REQUESTS + 1, 200, () => 200, 200, 20);
+    expect(broker.slow(last)).toBe(true);
+  });
+
+  it('is not slow before it has seen SLOW_MIN_REQUESTS requests', () => {
+    const broker = createSlowBroker(100);
+    const last = answer(broker, 1000, SLOW_MIN_REQUESTS - 1, 300, () => 300);
+    expect(broker.slow(last)).toBe(false);
+  });
+
+  it('judges a request by its quickest message: sends that waited behind a quick request do not make it slow', () => {
+    const broker = createSlowBroker(100);
+    // Requests of 20 ms whose oldest sends waited 500 ms.
+    const last = answer(broker, 1000, 50, 25, () => 20, 500, 20);
+    expect(broker.slow(last)).toBe(false);
+  });
+
+  it('is not slow for a stall, a slow spell of two seconds among quick ones, or a quick broker', () => {
+    const broker = createSlowBroker(100);
+    // 3 s of 3 ms requests, a 545 ms stall, 2 s at 130 ms, then quick again.
+    let at = answer(broker, 1000, 300, 10, () => 3);
+    at = answer(broker, at + 545, 1, 1, () => 545);
+    expect(broker.slow(at)).toBe(false);
+    at = answer(broker, at + 130, 15, 130, () => 130);
+    expect(broker.slow(at)).toBe(false);
+    at = answer(broker, at + 10, 100, 10, () => 3);
+    expect(broker.slow(at + 1)).toBe(false);
+  });
+
+  it('is quick again as soon as most requests of the window are quick, and forgets a slow broker silent for a window', () => {
+    const broker = createSlowBroker(100);
+    let at = answer(broker, 1000, 40, 250, () => 250);
+    expect(broker.slow(at)).toBe(true);
+    // 40 slow requests in the window (each complete once the next is answered): slow while they
+    // are at least SLOW_SHARE of the requests, 40 of 53 with 13 quick ones, not 40 of 54.
+    at = answer(broker, at + 3, 14, 3, () => 3);
+    expect(broker.slow(at)).toBe(true);
+    at = answer(broker, at + 3, 1, 3, () => 3);
+    expect(broker.slow(at)).toBe(false);
+
+    const silent = createSlowBroker(100);
+    at = answer(silent, 1000, 40, 250, () => 250);
+    // The last request is complete once a later answer comes.
+    silent.answered(at + 50, at + 300);
+    expect(silent.slow(at + 300)).toBe(true);
+    expect(silent.slow(at + 300 + SLOW_WINDOW_MS + 1000)).toBe(false);
+  });
+});
