@@ -341,6 +341,8 @@ export interface SentClock {
    * less the quickest, and so does the message).
    */
   aheadMs(now: number): number;
+  /** Whether sends count at their releases at `now` (the broker slow for good: ./slow-broker.ts). */
+  slow(now: number): boolean;
 }
 
 export const createSentClock = (): SentClock => {
@@ -358,6 +360,7 @@ export const createSentClock = (): SentClock => {
       return slow ? released : leastAppended === undefined ? answered : released + Math.max(0, took - leastAppended);
     },
     quickestMs: () => (answers.took.length === 0 ? Infinity : answers.took[answers.head]),
+    slow: (now) => broker.slow(now),
     aheadMs: (now) => (answers.took.length > 0 && now < answers.first + FIRST_ANSWERS_MS + SECOND_MS ? answers.took[answers.head] : 0),
   };
 };

@@ -278,6 +278,27 @@ describe('when the process was late and several messages of one producer are due
     expect(told).toEqual([['p', 10, 0, 1009], ['q', 10, 100, 1109]]);
   });
 
+  it('tells the other replicas a message counted late at its release behind a broker slow for good (the bound holds for the releases there)', async () => {
+    const clock = manualClock(1000);
+    const told: Parameters<OnLate>[] = [];
+    const lanes = createReleaseLanes({ hold: { add: () => undefined } as never, clock, onLate: (...late) => void told.push(late) });
+    /** Producer `producer` sends now with slot `slot`; the answer comes `tookMs` later, each its own request. */
+    const send = async (producer: string, slot: number, tookMs: number, conforming = false): Promise<void> => {
+      let answer!: () => void;
+      const released = clock.now();
+      lanes.due(producer, 10, { bytes: 1, send: () => new Promise<void>((resolve) => (answer = resolve)), evict: () => undefined, slot, conforming });
+      clock.set(released + tookMs);
+      answer();
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    // Twelve requests of 200 ms each, every send let through at once on its slot (not counted).
+    for (let k = 0; k < 12; k += 1) await send(`on${k}`, clock.now(), 200, true);
+    expect(told).toEqual([]);
+    const released = clock.now();
+    await send('p', released - 500, 200); // 500 ms late, answered 200 ms after its release
+    expect(told).toEqual([['p', 10, released - 500, released]]);
+  });
+
   // The ingress unread through a 3 s broker pause: no slots were asked for in it, and when the
   // broker is back both sides of that hole are late. Paced at the gap, the first slot after it
   // waited 2.4 s after the last one before it (a backlogged producer lost 2 s of its quota in
