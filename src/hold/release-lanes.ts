@@ -190,7 +190,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   spanOf?(producer: string): number | undefined;
 }): ReleaseLanes => {
   const lanes = createRecencyMap<Lane>({ maxIdle, idle: (lane) => lane.queue.length === 0 && !lane.armed && lane.sending.length === 0, expired });
-  const sentAt = createSentClock();
+  const sentAt = createSentClock(STUCK_MS);
   // Every send of this process, lane or not, a producer at a time (a lane made now has not seen those that left without one).
   const recent = createRecentSends();
   let waiting = 0;

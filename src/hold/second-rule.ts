@@ -345,10 +345,11 @@ export interface SentClock {
   slow(now: number): boolean;
 }
 
-export const createSentClock = (): SentClock => {
+/** `outageMs`: a request that took longer is an outage's (./release-lanes.ts, STUCK_MS), not a slow broker's. */
+export const createSentClock = (outageMs?: number): SentClock => {
   const answers = newAnswers();
   const appends = newAnswers();
-  const broker = createSlowBroker(SECOND_SPAN_MS - SECOND_MS);
+  const broker = createSlowBroker(SECOND_SPAN_MS - SECOND_MS, outageMs);
   return {
     at(released, answered, appendedAt) {
       broker.answered(released, answered);

@@ -13,7 +13,9 @@
  *
  * A request is the sends answered at one instant; it took as long as the quickest of them (the
  * last one written into it). A stall, a slow spell of a few seconds or a start's slow first
- * requests is not most of ten seconds' requests.
+ * requests is not most of ten seconds' requests. A request that took longer than an outage
+ * (./release-lanes.ts, STUCK_MS) is the outage rule's, not counted here: after a broker pause of
+ * ten seconds the window would hold little else.
  */
 
 /** How long the requests are remembered. */
@@ -30,7 +32,7 @@ export interface SlowBroker {
   slow(now: number): boolean;
 }
 
-export const createSlowBroker = (slowMs: number): SlowBroker => {
+export const createSlowBroker = (slowMs: number, outageMs = Infinity): SlowBroker => {
   // One entry a second with requests answered in it, oldest first: its second, its requests, how many were slow.
   const seconds: number[] = [];
   const requests: number[] = [];
@@ -43,6 +45,7 @@ export const createSlowBroker = (slowMs: number): SlowBroker => {
 
   /** The request answered at `instant` is complete (a later answer came). */
   const close = (): void => {
+    if (quickest > outageMs) return;
     const second = Math.floor(instant / 1000);
     if (seconds[seconds.length - 1] !== second) {
       seconds.push(second);

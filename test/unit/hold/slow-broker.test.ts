@@ -44,6 +44,21 @@ describe('the slow broker', () => {
     expect(broker.slow(at + 1)).toBe(false);
   });
 
+  it('leaves requests that took longer than an outage to the outage rule: a ten-second pause does not make the broker slow', () => {
+    const broker = createSlowBroker(100, 500);
+    // 3 s of 3 ms requests, then 16 requests answered at once after a 10 s pause, each at its own instant, then quick again.
+    let at = answer(broker, 1000, 300, 10, () => 3);
+    at = answer(broker, at + 10_000, 16, 1, () => 9_500);
+    at = answer(broker, at + 1, 3, 1, () => 3);
+    expect(broker.slow(at)).toBe(false);
+    // Without the outage's bound they would be slow requests, most of the window's.
+    const unbounded = createSlowBroker(100);
+    at = answer(unbounded, 1000, 300, 10, () => 3);
+    at = answer(unbounded, at + 10_000, 16, 1, () => 9_500);
+    at = answer(unbounded, at + 1, 3, 1, () => 3);
+    expect(unbounded.slow(at)).toBe(true);
+  });
+
   it('is quick again as soon as most requests of the window are quick, and forgets a slow broker silent for a window', () => {
     const broker = createSlowBroker(100);
     let at = answer(broker, 1000, 40, 250, () => 250);
