@@ -21,8 +21,9 @@
  *   CALM_MS after an answer that ends such a silence, every lane keeps to its slots (no catch-up
  *   allowance; what is let through at once counts too). A send waiting behind a slow request
  *   is no outage while the lane's earlier sends are answered (a broker answering in 300 ms,
- *   one request in flight, leaves sends unanswered for 600 ms). Bound: in the second the broker returns a producer gets those releases, in the next
- *   two at most its rate + 1 per replica, later the second's bound.
+ *   one request in flight, leaves sends unanswered for 600 ms). Bound: in the second the broker
+ *   returns a producer gets those releases, in the next two at most its rate + 1 per replica,
+ *   later the second's bound.
  * - **Far below its rate.** The only replica of its group (`members`) lets a fetch's messages of
  *   a producer decided late leave at once, uncounted, on the fast path (`farBelow`), while the
  *   producer sends at most a FAR_BELOW_SHARE-th of its second's bound in a second — by the

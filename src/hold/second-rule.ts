@@ -31,9 +31,9 @@
  * to 1.05 × its share (the budget's bound, docs/budget.md), and every lane keeps to its rate for
  * a while after an outage (./release-lanes.ts). Behind a broker slow for good (./slow-broker.ts),
  * whose requests take longer than the span's slack over the second, the bound holds for the
- * releases, and the broker's own bunching comes on top (at most its requests' time's worth of
- * sends): counted at the answers, the producer fell ever further behind its slots and still
- * got 123–139 in a second at 100/s.
+ * releases, and the broker's own bunching comes on top (up to two requests' time of sends):
+ * counted at the answers, the producer fell ever further behind its slots and still got
+ * 123–139 in a second at 100/s.
  */
 
 import { createSlowBroker } from './slow-broker';
