@@ -37,10 +37,10 @@ const main = async (): Promise<void> => {
   const { createMessageWriter } = (await import(path)) as typeof import('../../src/produce/batch-sender');
   let captured: readonly Message[] = [];
   const sender: Sender = {
-    send: async () => undefined,
+    send: async () => ({ appendedAt: undefined, slow: false }),
     sendAll: async (_topic, messages) => {
       captured = messages;
-      return [];
+      return { errors: [], slow: false };
     },
     flush: async () => undefined,
     pending: () => 0,

@@ -31,8 +31,8 @@ import type { RoutePolicy } from '../flow/flow-item';
 import { subscriptionAssigner } from '../flow/subscription-assigner';
 import { createHoldScheduler } from '../hold/hold-scheduler';
 import { createLateBroadcast, lateChannel, type LateBroadcast } from '../hold/late-broadcast';
-import { createReleaseLanes } from '../hold/release-lanes';
-import { LANE_TOLERANCE_MS, SECOND_MS } from '../hold/second-rule';
+import { createReleaseLanes, STUCK_MS } from '../hold/release-lanes';
+import { LANE_TOLERANCE_MS, SECOND_MS, SECOND_SPAN_MS } from '../hold/second-rule';
 import { createMemoryStore } from '../limit/memory-store';
 import { createRedisClient, redisClientOptionsOf } from '../limit/redis-client';
 import { scaleRule } from '../limit/scale-rule';
@@ -179,7 +179,11 @@ export const createPipeline = (config: Config, deps: {
   const blockIngress = (reason: Exclude<BlockReason, 'full'>, on: boolean): void => {
     for (const flow of flows) if (flow.name === 'ingress') flow.block(reason, on);
   };
-  const sender = createBatchSender({ producer: deps.producer, logger: deps.logger, onError: (destination, code) => deps.metrics.sendError?.(destination, code) });
+  const sender = createBatchSender({
+    producer: deps.producer, logger: deps.logger, onError: (destination, code) => deps.metrics.sendError?.(destination, code),
+    // Slower than the second rule's slack, a partition's sends count at their releases; a request longer than an outage is the outage rule's.
+    slow: { afterMs: SECOND_SPAN_MS - SECOND_MS, outageMs: STUCK_MS },
+  });
   const hold = createHoldScheduler({
     clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,
     onPressure: (full) => {

@@ -25,7 +25,7 @@ import type { ReleaseLanes } from '../hold/release-lanes';
 import { COUNTED_LATE_MS, dueNow, LANE_TOLERANCE_MS } from '../hold/second-rule';
 import type { Metrics } from '../metrics/types';
 import type { DeadLetterReason, ParkInfo } from '../park/park';
-import type { MessageWriter } from '../produce/batch-sender';
+import type { MessageWriter, SendAnswer } from '../produce/batch-sender';
 import { type Action, type FlowItem, ownerOf, parkTier } from './flow-item';
 
 /** Where the offsets of taken items are tracked until their writes are acknowledged. */
@@ -162,20 +162,20 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
 
   /**
    * While a rebalance is under way the forward waits: `again` (kept partition) or `parkBack` (lost)
-   * when it ends. Returns what settles once the write was answered (the lane counts it then),
-   * with the broker's append time when the downstream topic records it (the lane counts that).
+   * when it ends. Returns what settles once the write was answered, with the broker's answer (the
+   * lane counts it then, and by that answer: release-lanes.ts).
    */
-  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): Promise<number | undefined> | undefined => {
+  const forward = (item: FlowItem, attempt: number, count: Count, again: () => void, parkBack: () => void): Promise<SendAnswer | undefined> | undefined => {
     if (frozen) return void heldBack.push({ owner: ownerOf(item.topic, item.partition), go: again, park: parkBack });
     const waitedMs = clock.now() - item.info.firstSeen;
     return writer.forward(item.content, { timestamp: item.info.timestamp, waitedMs, attempt: item.fromTier ? attempt : undefined }).then(
-      (appendedAt) => {
+      (answer) => {
         metrics.message('forwarded', item.info.producer);
         metrics.forwardedBytes?.(item.info.producer, item.size);
         metrics.releaseDelay(waitedMs);
         deps.report?.(item.info.producer, 'forwarded');
         count.done();
-        return appendedAt;
+        return answer;
       },
       (error: unknown) => void failed(item, delayedInfo(item, attempt), count)(error),
     );
@@ -309,7 +309,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     let bytes = 0;
     for (const item of unit) bytes += item.size;
     const release = hold.track(bytes, unit.length);
-    writer.forwardAll(unit, now).then((errors) => {
+    writer.forwardAll(unit, now).then(({ errors, slow }) => {
       release();
       const sent = new Map<string, { count: number; bytes: number }>();
       // The delays in runs of one value (a fetch's messages were read at one instant): one
@@ -345,7 +345,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         metrics.forwardedBytes?.(producer, tally.bytes);
       }
       // A slow answer: what the request held up counts where the broker took it (release-lanes.ts).
-      lanes.answered(now, sent);
+      lanes.answered(now, sent, slow);
     });
   };
 

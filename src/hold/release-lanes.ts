@@ -44,10 +44,18 @@ import { createRecencyMap } from './recency-map';
 import { createRecentSends } from './recent-sends';
 import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANCE_MS, type LateReleases, landed, mark, remember, SECOND_MS, SECOND_SPAN_MS, secondOf, type SentClock, type SentMarks, sentLately, slotsInSpan } from './second-rule';
 
+/** What the broker's acknowledgement of a send says (src/produce/batch-sender.ts, SendAnswer). */
+export interface LaneAnswer {
+  /** The broker's append time, when the topic records it. */
+  appendedAt?: number;
+  /** The partition's broker is slow for good (src/produce/slow-broker.ts): the send counts at its release. */
+  slow?: boolean;
+}
+
 export interface LaneItem {
   bytes: number;
-  /** Sends it; its promise settles at the broker's acknowledgement (with the append time when the answer has one). */
-  send(): void | PromiseLike<unknown>;
+  /** Sends it; its promise settles at the broker's acknowledgement, with its answer when it has one. */
+  send(): void | PromiseLike<LaneAnswer | undefined>;
   /** Let through at once (its producer under its rate, its slots sparse): the second rule does not count it. */
   conforming?: boolean;
   /** Taken out before it could leave (graceful stop). */
@@ -88,8 +96,12 @@ export interface ReleaseLanes {
   tracked(): number;
   /** Another replica counted a message of `producer` with this slot as sent late, at `sent`: the second rule holds back this replica's messages of it too. */
   lateElsewhere(producer: string, spacingMs: number, slot: number, sent: number): void;
-  /** Messages let through at once (`sendsNow`), `count` of each producer, released at `released`, were answered now: the count counts them at their answer. */
-  answered(released: number, sent: ReadonlyMap<string, { count: number }>): void;
+  /**
+   * Messages let through at once (`sendsNow`), `count` of each producer, released at `released`,
+   * were answered now: the count counts them at their answer (at `released` when a partition's
+   * broker among them is `slow` for good).
+   */
+  answered(released: number, sent: ReadonlyMap<string, { count: number }>, slow?: boolean): void;
 }
 
 /** A message counted late here: for the other replicas (late-broadcast.ts). */
@@ -191,7 +203,7 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
   spanOf?(producer: string): number | undefined;
 }): ReleaseLanes => {
   const lanes = createRecencyMap<Lane>({ maxIdle, idle: (lane) => lane.queue.length === 0 && !lane.armed && lane.sending.length === 0, expired });
-  const sentAt = createSentClock(STUCK_MS);
+  const sentAt = createSentClock();
   // Every send of this process, lane or not, a producer at a time (a lane made now has not seen those that left without one).
   const recent = createRecentSends();
   let waiting = 0;
@@ -254,18 +266,19 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
     const pending = item.send();
     if (!pending) return exempt && !calm(now) ? undefined : counted(lane, own, now);
     lane.sending.push(now);
-    const acknowledged = (appendedAt?: unknown): void => {
+    const acknowledged = (answer?: LaneAnswer): void => {
       lane.sending.splice(lane.sending.indexOf(now), 1);
       const at = clock.now();
       if (at - Math.max(now, lane.answeredAt) > STUCK_MS) calmUntil = Math.max(calmUntil, at + CALM_MS);
       lane.answeredAt = Math.max(lane.answeredAt, at);
       // The second rule counts it at its acknowledgement (./second-rule.ts says why): the count
       // always, the span unless it was let through at once and left on time.
-      const sent = sentAt.at(now, at, appendedAt);
+      const slow = answer?.slow === true;
+      const sent = sentAt.at(now, at, answer?.appendedAt, slow);
       landed(lane, sent, 1);
       if (exempt && !calm(at)) return;
       // Behind a slow broker the bound holds for the releases: the other replicas are told the release too.
-      counted(lane, own, sent, sentAt.slow(at) ? sent : at);
+      counted(lane, own, sent, slow ? sent : at);
     };
     pending.then(acknowledged, () => acknowledged());
   };
@@ -377,9 +390,9 @@ export const createReleaseLanes = ({ hold, clock, maxIdle = 50_000, onLate, span
       if (!(spacingMs > 0)) return;
       remember(laneOf(producer, spacingMs, clock.now()), slot, sent);
     },
-    answered(released, sent) {
+    answered(released, sent, slow = false) {
       const now = clock.now();
-      const at = sentAt.at(released, now);
+      const at = sentAt.at(released, now, undefined, slow);
       sent.forEach(({ count }, producer) => {
         // A producer without a lane has nothing to bind (none is made for it).
         const lane = lanes.get(producer);

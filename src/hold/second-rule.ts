@@ -29,14 +29,14 @@
  * broker within one second, so a producer gets at most 1.1 × its rate + 1 in any second. A lane
  * may keep a shorter span (`span`): a producer held back by a contended downstream budget keeps
  * to 1.05 × its share (the budget's bound, docs/budget.md), and every lane keeps to its rate for
- * a while after an outage (./release-lanes.ts). Behind a broker slow for good (./slow-broker.ts),
+ * a while after an outage (./release-lanes.ts). Behind a partition whose broker is slow for good
+ * (src/produce/slow-broker.ts),
  * whose requests take longer than the span's slack over the second, the bound holds for the
  * releases, and the broker's own bunching comes on top (up to two requests' time of sends):
  * counted at the answers, the producer fell ever further behind its slots and still got
  * 123–139 in a second at 100/s.
  */
 
-import { createSlowBroker } from './slow-broker';
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
 export const LANE_TOLERANCE_MS = 2;
@@ -324,10 +324,10 @@ export interface SentClock {
    * answer less the quickest answer of any lane in the last ten seconds; when the answer carries
    * the broker's append time, at that less the quickest of those (the broker's clock is not this
    * one's); in the process's first FIRST_ANSWERS_MS of answers, with too few to measure against,
-   * at its arrival. While the broker is slow for good (./slow-broker.ts: most requests of the
-   * last ten seconds took longer than the second's slack), at its release.
+   * at its arrival. When its partition's broker is `slow` for good (src/produce/slow-broker.ts:
+   * most requests of the last ten seconds took longer than the second's slack), at its release.
    */
-  at(released: number, answered: number, appendedAt?: unknown): number;
+  at(released: number, answered: number, appendedAt?: number, slow?: boolean): number;
   /**
    * The quickest answer (from its release) of the last ten seconds (in the first second of
    * answers, the quickest yet): a send released less long ago cannot have been answered. None
@@ -341,19 +341,13 @@ export interface SentClock {
    * less the quickest, and so does the message).
    */
   aheadMs(now: number): number;
-  /** Whether sends count at their releases at `now` (the broker slow for good: ./slow-broker.ts). */
-  slow(now: number): boolean;
 }
 
-/** `outageMs`: a request that took longer is an outage's (./release-lanes.ts, STUCK_MS), not a slow broker's. */
-export const createSentClock = (outageMs?: number): SentClock => {
+export const createSentClock = (): SentClock => {
   const answers = newAnswers();
   const appends = newAnswers();
-  const broker = createSlowBroker(SECOND_SPAN_MS - SECOND_MS, outageMs);
   return {
-    at(released, answered, appendedAt) {
-      broker.answered(released, answered);
-      const slow = broker.slow(answered);
+    at(released, answered, appendedAt, slow = false) {
       const least = quickest(answers, answered - released, answered);
       if (typeof appendedAt !== 'number') return slow ? released : least === undefined ? answered : released + Math.max(0, answered - released - least);
       const took = appendedAt - released;
@@ -361,7 +355,6 @@ export const createSentClock = (outageMs?: number): SentClock => {
       return slow ? released : leastAppended === undefined ? answered : released + Math.max(0, took - leastAppended);
     },
     quickestMs: () => (answers.took.length === 0 ? Infinity : answers.took[answers.head]),
-    slow: (now) => broker.slow(now),
     aheadMs: (now) => (answers.took.length > 0 && now < answers.first + FIRST_ANSWERS_MS + SECOND_MS ? answers.took[answers.head] : 0),
   };
 };

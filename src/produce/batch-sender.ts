@@ -35,17 +35,18 @@ import { asKafkaHeaders, type Header, type HeaderList, isSluiceName } from '../h
 import { partitionForKey } from '../park/murmur2';
 import { chooseTier, type DeadLetterReason, deadLetterMessage, forwardHeaders, type MessageContent, parkMessage, type ParkInfo, type Tier, waitedHeader } from '../park/park';
 import { DEFAULT_MAX_BATCH_BYTES, estimateBytes, messageBytes, takeCount } from './batch-split';
+import { createSlowBroker, type SlowBroker } from './slow-broker';
 
 // ---- The writer ----
 
 export interface MessageWriter {
-  /** Downstream (it leaves on its slot); resolves once acknowledged, with the broker's append time when the topic records it. */
-  forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<number | undefined>;
-  /** Several downstream at once, in order (first decisions: no attempt), each having waited since its `firstSeen` until `now`; one promise, with the error of each that failed at its index. */
-  forwardAll(items: readonly ReleasedAtOnce[], now: number): Promise<unknown[]>;
+  /** Downstream (it leaves on its slot); resolves once acknowledged, with the broker's answer. */
+  forward(content: MessageContent, options: { timestamp: string; waitedMs: number; attempt?: number }): Promise<SendAnswer>;
+  /** Several downstream at once, in order (first decisions: no attempt), each having waited since its `firstSeen` until `now`; one promise (Sender.sendAll). */
+  forwardAll(items: readonly ReleasedAtOnce[], now: number): Promise<SentAll>;
   /** To a retry tier: `tier`, or the largest tier not longer than notBefore − now. Resolves with the tier used. */
   park(content: MessageContent, info: ParkInfo, tier?: Tier): Promise<Tier>;
-  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<number | undefined>;
+  deadLetter(content: MessageContent, info: ParkInfo, reason: DeadLetterReason): Promise<SendAnswer>;
 }
 
 /** A message released at once, as the flow carries it (no object made for the writer a message). */
@@ -142,19 +143,31 @@ export interface SendTrouble {
   error: string;
 }
 
+/** The broker's answer to a request, the same object for every message it carried. */
+export interface SendAnswer {
+  /** The broker's append time when the topic records it (`message.timestamp.type=LogAppendTime`), else undefined. */
+  appendedAt: number | undefined;
+  /** Whether the partition's broker is slow for good as it answered (./slow-broker.ts). */
+  slow: boolean;
+}
+
+/** How the messages of one `sendAll` ended. */
+export interface SentAll {
+  /** The error of each that failed, at its index (empty when all were acknowledged). */
+  errors: unknown[];
+  /** Whether any of them was answered by a partition's broker slow for good (./slow-broker.ts). */
+  slow: boolean;
+}
+
 export interface Sender {
-  /**
-   * Queues one message; resolves when the broker acknowledged it (acks = all), with the broker's
-   * append time when the topic records that (`message.timestamp.type=LogAppendTime`), else undefined.
-   */
-  send(topic: string, message: Message): Promise<number | undefined>;
+  /** Queues one message; resolves when the broker acknowledged it (acks = all), with its answer. */
+  send(topic: string, message: Message): Promise<SendAnswer>;
   /**
    * Queues several messages in order (each to its own partition, as `send` would); ONE promise
-   * for them all, resolved once every one settled, with the error of each that failed at its
-   * index (empty when all were acknowledged). Same failures as `send`. `bytes`: each message's
-   * size as messageBytes would estimate it, when the caller knows it (else it is measured).
+   * for them all, resolved once every one settled. Same failures as `send`. `bytes`: each
+   * message's size as messageBytes would estimate it, when the caller knows it (else it is measured).
    */
-  sendAll(topic: string, messages: readonly Message[], bytes?: readonly number[]): Promise<unknown[]>;
+  sendAll(topic: string, messages: readonly Message[], bytes?: readonly number[]): Promise<SentAll>;
   /** Resolves once everything queued so far has settled. */
   flush(): Promise<void>;
   /** Messages queued or in flight. */
@@ -167,7 +180,7 @@ export interface Sender {
 
 /** How queued messages report their end: one per `send`, one for all the messages of a `sendAll`. */
 interface Settle {
-  ok(index: number, appendedAt: number | undefined): void;
+  ok(index: number, answer: SendAnswer): void;
   fail(index: number, error: unknown): void;
 }
 
@@ -190,6 +203,8 @@ interface Destination {
   head: number;
   pumping?: Promise<void>;
   trouble?: SendTrouble;
+  /** How its requests took (none: `slow` not given, never slow). */
+  broker?: SlowBroker;
 }
 
 type ErrorLike = { type?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
@@ -229,6 +244,7 @@ export const createBatchSender = ({
   maxBatchBytes = DEFAULT_MAX_BATCH_BYTES,
   backoffMs = [100, 250, 500, 1000, 2000],
   onError,
+  slow,
   now = Date.now,
 }: {
   producer: BatchProducer;
@@ -239,22 +255,31 @@ export const createBatchSender = ({
   backoffMs?: number[];
   /** One failed send (retried) to `destination`, with its sendErrorCode. */
   onError?(destination: string, code: string): void;
+  /**
+   * A partition is slow for good when most of its requests of the last ten seconds took longer
+   * than `afterMs`, those longer than `outageMs` left out (./slow-broker.ts). None: never slow.
+   */
+  slow?: { afterMs: number; outageMs: number };
   now?(): number;
 }): Sender => {
   const destinations: Destination[] = [];
   let inFlight = 0;
   let closed = false;
 
-  const sendOnce = async (topic: string, batch: Pending[]): Promise<void> => {
-    const appendedAt = appendTimeOf(await producer.sendBatch({ topicMessages: [{ topic, messages: batch.map((p) => p.message) }], acks: -1 }));
+  const sendOnce = async (d: Destination, batch: Pending[]): Promise<void> => {
+    const written = now();
+    const answer = await producer.sendBatch({ topicMessages: [{ topic: d.topic, messages: batch.map((p) => p.message) }], acks: -1 });
+    const answered = now();
+    d.broker?.request(answered - written, answered);
+    const sent: SendAnswer = { appendedAt: appendTimeOf(answer), slow: d.broker?.slow(answered) ?? false };
     inFlight -= batch.length;
-    for (const p of batch) p.settle.ok(p.index, appendedAt);
+    for (const p of batch) p.settle.ok(p.index, sent);
   };
 
   const sendWithRetry = async (d: Destination, batch: Pending[]): Promise<void> => {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await sendOnce(d.topic, batch);
+        await sendOnce(d, batch);
         if (d.trouble) logger.info({ destination: d.topic, partition: d.partition, failures: d.trouble.failures, failingMs: now() - d.trouble.since }, 'sends to the topic succeed again');
         d.trouble = undefined;
         return;
@@ -315,7 +340,7 @@ export const createBatchSender = ({
     if (!partitions) byTopic.set(topic, (partitions = new Map()));
     let d = partitions.get(partition ?? -1);
     if (!d) {
-      d = { topic, partition, items: [], head: 0 };
+      d = { topic, partition, items: [], head: 0, broker: slow && createSlowBroker(slow.afterMs, slow.outageMs) };
       partitions.set(partition ?? -1, d);
       destinations.push(d);
     }
@@ -349,21 +374,22 @@ export const createBatchSender = ({
 
   return {
     send(topic, message) {
-      return new Promise<number | undefined>((resolve, reject) =>
-        queue({ topic, message, index: 0, bytes: messageBytes(message), settle: { ok: (_, appendedAt) => resolve(appendedAt), fail: (_, error) => reject(error) } }));
+      return new Promise<SendAnswer>((resolve, reject) =>
+        queue({ topic, message, index: 0, bytes: messageBytes(message), settle: { ok: (_, answer) => resolve(answer), fail: (_, error) => reject(error) } }));
     },
     sendAll(topic, messages, bytes) {
-      if (messages.length === 0) return Promise.resolve([]);
-      return new Promise<unknown[]>((resolve) => {
-        const errors: unknown[] = [];
+      if (messages.length === 0) return Promise.resolve({ errors: [], slow: false });
+      return new Promise<SentAll>((resolve) => {
+        const all: SentAll = { errors: [], slow: false };
         let left = messages.length;
         const settle: Settle = {
-          ok: () => {
-            if (--left === 0) resolve(errors);
+          ok: (_, answer) => {
+            all.slow ||= answer.slow;
+            if (--left === 0) resolve(all);
           },
           fail: (index, error) => {
-            errors[index] = error;
-            if (--left === 0) resolve(errors);
+            all.errors[index] = error;
+            if (--left === 0) resolve(all);
           },
         };
         for (let index = 0; index < messages.length; index += 1) {

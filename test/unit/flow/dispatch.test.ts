@@ -13,10 +13,14 @@ import { createReleaseLanes, type OnLate } from '../../../src/hold/release-lanes
 import { RECENT_SENDS_MAX_PRODUCERS } from '../../../src/hold/recent-sends';
 import { noMetrics, type Metrics } from '../../../src/metrics/types';
 import { buildTiers, type ParkInfo, type Tier } from '../../../src/park/park';
-import type { MessageWriter } from '../../../src/produce/batch-sender';
+import type { MessageWriter, SendAnswer, SentAll } from '../../../src/produce/batch-sender';
 import { waitFor } from '../../helpers/wait';
 
 const tiers = buildTiers('r', [5000, 60_000]);
+/** A quick partition's answer, without an append time. */
+const answered = (appendedAt?: number): SendAnswer => ({ appendedAt, slow: false });
+/** A unit all acknowledged but those in `errors` (at their index), by quick partitions. */
+const allSent = (errors: unknown[] = []): SentAll => ({ errors, slow: false });
 const [s5, m1] = tiers;
 const T0 = 1000;
 
@@ -44,13 +48,13 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100, budgetQue
   const lanes = createReleaseLanes({ hold, clock, onLate, members });
   const written: Written[] = [];
   const full: MessageWriter = {
-    forward: async (c, options) => void written.push({ kind: 'forward', value: String(c.value), at: clock.now(), options }),
+    forward: async (c, options) => (written.push({ kind: 'forward', value: String(c.value), at: clock.now(), options }), answered()),
     forwardAll: async (items, now) => {
       for (const m of items) written.push({ kind: 'forward', value: String(m.content.value), at: clock.now(), options: { timestamp: m.info.timestamp, waitedMs: now - m.info.firstSeen, attempt: undefined } });
-      return [];
+      return allSent();
     },
     park: async (c, parked, tier) => (written.push({ kind: 'park', value: String(c.value), at: clock.now(), info: parked, tier }), tier ?? s5),
-    deadLetter: async (c, parked, reason) => void written.push({ kind: 'dead-letter', value: String(c.value), at: clock.now(), info: parked, reason }),
+    deadLetter: async (c, parked, reason) => (written.push({ kind: 'dead-letter', value: String(c.value), at: clock.now(), info: parked, reason }), answered()),
     ...writer,
   };
   const counted: { outcomes: [string, string][]; delays: number[]; delayCalls: [number, number][] } = { outcomes: [], delays: [], delayCalls: [] };
@@ -87,7 +91,7 @@ const tooLarge = async (): Promise<never> => {
 describe('when a release is due now', () => {
   it('goes straight to its lane and is written at once, counted against the hold caps until acknowledged', async () => {
     let ackWrite: () => void = () => undefined;
-    const t = setup({ forward: () => new Promise<undefined>((resolve) => (ackWrite = () => resolve(undefined))) }, 1);
+    const t = setup({ forward: () => new Promise<SendAnswer>((resolve) => (ackWrite = () => resolve(answered()))) }, 1);
     t.dispatch(item('1'), release(T0));
     expect(t.hold.held().messages).toBe(0);
     expect(t.hold.isFull()).toBe(true);
@@ -98,14 +102,15 @@ describe('when a release is due now', () => {
     expect(t.hold.isFull()).toBe(false);
   });
 
-  it('hands its lane the broker\'s append time from the write (the second rule counts that)', async () => {
-    const t = setup({ forward: async () => 1795756148062 });
+  it('hands its lane the broker\'s answer to the write: its append time and whether the partition is slow (the second rule counts by them)', async () => {
+    const sent: SendAnswer = { appendedAt: 1795756148062, slow: true };
+    const t = setup({ forward: async () => sent });
     const answers: Promise<unknown>[] = [];
     const due = t.lanes.due;
     t.lanes.due = (producer, spacingMs, laneItem) => due(producer, spacingMs, {
       ...laneItem,
       send: () => {
-        const answer = laneItem.send() as Promise<unknown>;
+        const answer = laneItem.send() as Promise<SendAnswer>;
         answers.push(answer);
         return answer;
       },
@@ -113,7 +118,7 @@ describe('when a release is due now', () => {
     t.dispatch(item('1'), release(T0, 1, 10));
     await t.settle();
     expect(answers).toHaveLength(1);
-    await expect(answers[0]).resolves.toBe(1795756148062);
+    await expect(answers[0]).resolves.toBe(sent);
   });
 
   it('goes to its lane at once when due within LANE_TOLERANCE_MS, and is held when due later', async () => {
@@ -269,14 +274,14 @@ describe('when the actions of one fetch are dispatched together', () => {
   const acks = (t: ReturnType<typeof setup>) => ({ track: () => undefined, ack: (i: FlowItem) => void t.acked.push(i.offset) });
 
   it('writes first decisions released at once in one send, counts them against the caps until acknowledged, then per producer', async () => {
-    let answer: (errors: unknown[]) => void = () => undefined;
+    let answer: (all: SentAll) => void = () => undefined;
     const units: string[][] = [];
     const t = setup({ forwardAll: (messages) => (units.push(messages.map((m) => String(m.content.value))), new Promise((resolve) => (answer = resolve))) }, 3);
     t.dispatcher.dispatchAll([entry(t, item('1'), release(T0)), entry(t, item('2', { producer: 'q' }), release(T0)), entry(t, item('3'), release(T0))], acks(t));
     expect(units).toEqual([['v1', 'v2', 'v3']]);
     expect(t.hold.isFull()).toBe(true); // three messages tracked, cap 3
     expect(t.acked).toEqual([]);
-    answer([]);
+    answer(allSent());
     await t.settle();
     expect(t.acked).toEqual(['1', '2', '3']);
     expect(t.hold.isFull()).toBe(false);
@@ -296,7 +301,7 @@ describe('when the actions of one fetch are dispatched together', () => {
 
   it('sends the rest the general way: due later, from a tier, behind a held message of its producer, or during a rebalance', async () => {
     const units: string[][] = [];
-    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) });
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) });
     t.dispatcher.dispatchAll([
       entry(t, item('later'), release(T0 + 20)),
       entry(t, item('behind'), release(T0)),
@@ -317,7 +322,7 @@ describe('when the actions of one fetch are dispatched together', () => {
   // than the rest of its way.
   it('sends a producer\'s releases due within LANE_TOLERANCE_MS in the unit, in order, and holds the first later than that and what follows it', async () => {
     const units: string[][] = [];
-    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) });
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) });
     const slots = [T0, T0 + 0.001, T0 + 1, T0 + LANE_TOLERANCE_MS, T0 + LANE_TOLERANCE_MS + 0.5, T0 + LANE_TOLERANCE_MS + 0.501];
     t.dispatcher.dispatchAll(slots.map((at, k) => entry(t, item(`${k}`), release(at, 1, 0.001))), acks(t));
     expect(units).toEqual([['v0', 'v1', 'v2', 'v3']]);
@@ -333,7 +338,7 @@ describe('when the actions of one fetch are dispatched together', () => {
   it('sends messages decided more than COUNTED_LATE_MS after their slots through their lane, with those slots: the catch-up window at once, the rest paced, each counted late', async () => {
     const units: string[][] = [];
     const told: number[] = [];
-    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot));
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100, undefined, (_p, _s, slot) => void told.push(slot));
     const late = Array.from({ length: 20 }, (_, k) => T0 - 190 + 10 * k);
     t.dispatcher.dispatchAll([
       ...late.map((slot, k) => entry(t, item(`p${k}`), { kind: 'release', at: T0, attempt: 1, spacingMs: 10, slot })),
@@ -355,7 +360,7 @@ describe('when the actions of one fetch are dispatched together', () => {
   // heap a producer.
   it('sends a producer\'s lone message decided late with the fetch\'s unit, and makes no lane for it', async () => {
     const units: string[][] = [];
-    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100);
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100);
     t.dispatcher.dispatchAll(Array.from({ length: 30 }, (_, k) =>
       entry(t, item(`p${k}`, { producer: `p${k}` }), { kind: 'release', at: T0, attempt: 1, spacingMs: 3_600_000, slot: T0 - 150 })), acks(t));
     expect(units).toEqual([Array.from({ length: 30 }, (_, k) => `vp${k}`)]);
@@ -369,7 +374,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     for (const members of [1, 2]) {
       const units: string[][] = [];
       const told: number[] = [];
-      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => members);
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => members);
       // 100/s: a fortieth of its second's bound (111) is 2 messages; three on their slots first.
       for (let k = 0; k < 3; k += 1) {
         t.clock.set(T0 + 10 * k);
@@ -390,7 +395,7 @@ describe('when the actions of one fetch are dispatched together', () => {
 
   it('sends a lone message decided late with the fetch\'s unit while the process does not count its producer (past the producers it keeps), and makes no lane for it', async () => {
     const units: string[][] = [];
-    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100);
+    const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100);
     const flood = Array.from({ length: RECENT_SENDS_MAX_PRODUCERS + 1 }, (_, k) =>
       entry(t, item(`f${k}`, { producer: `f${k}` }), { kind: 'release', at: T0, attempt: 1, spacingMs: 10, slot: T0 }));
     t.dispatcher.dispatchAll(flood, acks(t));
@@ -411,7 +416,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     it('leave with the fetch\'s unit on their slots, none counted late, when this replica is the group\'s only member — from their lanes\' first fetch on: the process counts every producer\'s sends, lane or not', async () => {
       const units: string[][] = [];
       const told: number[] = [];
-      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
       // On their slots first: no lane made, each send counted by the process.
       t.clock.set(T0 + 1000);
       const onTime = fetchOf(t, T0 + 1000);
@@ -428,7 +433,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     it('go through their lanes, counted late, while the process counts more producers than it keeps, however old their lanes', async () => {
       const told: number[] = [];
       const units: string[][] = [];
-      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
       t.clock.set(T0 + 1000);
       // One message each of RECENT_SENDS_MAX_PRODUCERS + 1 producers on their slots: the last is not counted.
       const flood = Array.from({ length: RECENT_SENDS_MAX_PRODUCERS + 1 }, (_, k) =>
@@ -455,7 +460,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     it('go through their lanes, counted late, when what the producer sent on its slots without a lane already comes to its share of the second', async () => {
       const units: string[][] = [];
       const told: number[] = [];
-      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 1);
       // 100/s: a fortieth of its second's bound (111) is 2 messages.
       const fetch = (n: number, slot: number, tag: string) => Array.from({ length: n }, (_, k) =>
         entry(t, item(`${tag}${k}`), { kind: 'release', at: t.clock.now(), attempt: 1, spacingMs: 10, slot }));
@@ -473,7 +478,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     it('go through their lanes, counted late (told), when the group has other members, who would not know of them', async () => {
       const units: string[][] = [];
       const told: number[] = [];
-      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), []) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 2);
+      const t = setup({ forwardAll: async (messages) => (units.push(messages.map((m) => String(m.content.value))), allSent()) }, 100, undefined, (_p, _s, slot) => void told.push(slot), () => 2);
       for (const [now, slot] of [[T0, T0 - 300], [T0 + 1000, T0 + 700]]) {
         t.clock.set(now);
         t.dispatcher.dispatchAll(fetchOf(t, slot), acks(t));
@@ -487,7 +492,7 @@ describe('when the actions of one fetch are dispatched together', () => {
     it('catch up at once as the hand-over comes sooner again: nothing waits (held by the second rule or the lane\'s pace before)', async () => {
       const t = setup({ forwardAll: async (messages) => {
         for (const m of messages) t.written.push({ kind: 'forward', value: String(m.content.value), at: t.clock.now() });
-        return [];
+        return allSent();
       } }, 10_000, undefined, undefined, () => 1);
       // A fetch decided every 10 ms, handed over 400 ms after it; from 2.1 s on sooner and sooner,
       // on time a second later.
@@ -514,7 +519,7 @@ describe('when the actions of one fetch are dispatched together', () => {
   it('dead-letters a message of the unit the broker refused as too large and acknowledges the others', async () => {
     const refusal: unknown[] = [];
     refusal[1] = new SluiceError('MESSAGE_TOO_LARGE', 'too large');
-    const t = setup({ forwardAll: async () => refusal });
+    const t = setup({ forwardAll: async () => allSent(refusal) });
     t.dispatcher.dispatchAll([entry(t, item('ok'), release(T0)), entry(t, item('big', { producer: 'q' }), release(T0))], acks(t));
     await waitFor(() => t.acked.length === 2, { timeoutMs: 2000, intervalMs: 2 });
     // Its first decision counted: attempt 1, as a single forward's refusal writes it.
@@ -540,10 +545,11 @@ describe('when a start\'s requests are slow and the messages of a producer at it
     const late: number[] = [];
     const written = (value: unknown): number => late.push(clock.now() - (T0 + 10 * Number(String(value).slice(1))));
     const writer: MessageWriter = {
-      forward: async (content) => (written(content.value), write(1).then(() => undefined)),
-      forwardAll: async (items) => (items.forEach((m) => written(m.content.value)), write(items.length).then(() => [])),
+      // The answers say whether the partition is slow (the helper measures it as the sender does), without append times.
+      forward: async (content) => (written(content.value), write(1).then(({ slow }) => ({ appendedAt: undefined, slow }))),
+      forwardAll: async (items) => (items.forEach((m) => written(m.content.value)), write(items.length).then(({ slow }) => ({ errors: [], slow }))),
       park: async () => s5,
-      deadLetter: async () => undefined,
+      deadLetter: async () => answered(),
     };
     const dispatcher = createDispatcher({ hold, lanes, writer, clock, metrics: noMetrics, logger: pino({ level: 'silent' }), tiers, again: async () => undefined, onStuck: () => undefined });
     const acks = { track: () => undefined, ack: () => undefined };
@@ -599,7 +605,7 @@ describe('when a start\'s requests are slow and the messages of a producer at it
   // Counted at the answers, the count held the lane as those bunches filled its seconds, the lane
   // went late and then counted its releases late at the bunched answers too: 6.0–6.5 s behind its
   // slots after 30 s at 100–300 ms, 9–11.7 s at 200–400, and still 123–139 in a second. Counted at
-  // the releases (./slow-broker.ts) the lane stays on its slots; the broker's bunches come on top
+  // the releases (src/produce/slow-broker.ts) the lane stays on its slots; the broker's bunches come on top
   // of the releases' bound, at most two requests' time of sends.
   it.each([[100, 300], [200, 400]])('keeps a lane on its slots behind a broker that takes %i–%i ms a request, the broker\'s bunches on top of the releases\' bound', async (least, most) => {
     let seed = 7;

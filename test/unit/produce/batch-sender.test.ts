@@ -38,11 +38,14 @@ describe('when the broker answers with its append time', () => {
 
   it('resolves each send with it (a topic with LogAppendTime)', async () => {
     const sender = createBatchSender({ producer: answering('1795756148062'), logger });
-    await expect(Promise.all([sender.send('a', msg('1')), sender.send('a', msg('2'))])).resolves.toEqual([1795756148062, 1795756148062]);
+    const answers = await Promise.all([sender.send('a', msg('1')), sender.send('a', msg('2'))]);
+    expect(answers).toEqual([{ appendedAt: 1795756148062, slow: false }, { appendedAt: 1795756148062, slow: false }]);
+    // One request, one answer for its messages.
+    expect(answers[0]).toBe(answers[1]);
   });
 
   it('resolves with undefined when the topic keeps the producer\'s timestamps ("-1") or the answer has none', async () => {
-    await expect(createBatchSender({ producer: answering('-1'), logger }).send('a', msg('1'))).resolves.toBeUndefined();
+    await expect(createBatchSender({ producer: answering('-1'), logger }).send('a', msg('1'))).resolves.toEqual({ appendedAt: undefined, slow: false });
     expect(appendTimeOf(undefined)).toBeUndefined();
     expect(appendTimeOf([])).toBeUndefined();
     expect(appendTimeOf([{ logAppendTime: 'x' }])).toBeUndefined();
@@ -198,11 +201,11 @@ describe('when a topic accepts less than maxBatchBytes and a request of several 
   it('sendAll: one promise for them all, resolved once every one settled, with the oversize one\'s error at its index', async () => {
     const { appended, producer } = partialBroker(3000);
     const sender = createBatchSender({ producer, logger, maxBatchBytes: 512 * 1024 });
-    const errors = await sender.sendAll('t', [sized(1, 1000, 0), sized(2, 1000, 1), sized(3, 4000, 0), sized(4, 1000, 1), sized(5, 1000, 0)]);
+    const { errors } = await sender.sendAll('t', [sized(1, 1000, 0), sized(2, 1000, 1), sized(3, 4000, 0), sized(4, 1000, 1), sized(5, 1000, 0)]);
     expect(Object.entries(errors).map(([i, e]) => [i, (e as { code?: string }).code])).toEqual([['2', 'MESSAGE_TOO_LARGE']]);
     expect(appended.map((v) => v.split(':')[0]).sort()).toEqual(['1', '2', '4', '5']);
     expect(sender.pending()).toBe(0);
-    expect(await sender.sendAll('t', [])).toEqual([]);
+    expect(await sender.sendAll('t', [])).toEqual({ errors: [], slow: false });
   });
 });
 
@@ -243,5 +246,45 @@ describe('when one topic refuses every send (deleted, denied)', () => {
     expect(sendErrorCode(named('KafkaJSNumberOfRetriesExceeded', { originalError: named('KafkaJSProtocolError', { type: 'TOPIC_AUTHORIZATION_FAILED' }) }))).toBe('TOPIC_AUTHORIZATION_FAILED');
     expect(sendErrorCode(named('KafkaJSAggregateError', { errors: [named('KafkaJSProtocolError', { type: 'INVALID_RECORD' })] }))).toBe('INVALID_RECORD');
     expect(sendErrorCode(named('KafkaJSNumberOfRetriesExceeded', { cause: named('KafkaJSConnectionError') }))).toBe('KafkaJSConnectionError');
+  });
+});
+
+describe('when one partition\'s broker answers slowly for good and the others quickly', () => {
+  /** Requests to partition 0 take 200 ms, to the others 3 ms (on a clock the fake broker moves). */
+  const slowLeader = () => {
+    let clock = 0;
+    const producer = {
+      sendBatch: async (b: { topicMessages: TopicMessages[] }) => {
+        clock += b.topicMessages[0].messages[0].partition === 0 ? 200 : 3;
+        return [{ logAppendTime: '-1' }];
+      },
+    };
+    return { producer, now: () => clock };
+  };
+
+  it('answers the sends to that partition slow once most of its requests of ten seconds were, and the others not', async () => {
+    const { producer, now } = slowLeader();
+    const sender = createBatchSender({ producer, logger, now, slow: { afterMs: 100, outageMs: 500 } });
+    const slow0: boolean[] = [];
+    const slow1: boolean[] = [];
+    // One request at a time, alternating between the partitions.
+    for (let k = 0; k < 12; k += 1) {
+      slow0.push((await sender.send('t', { ...msg(`a${k}`), partition: 0 })).slow);
+      slow1.push((await sender.send('t', { ...msg(`b${k}`), partition: 1 })).slow);
+    }
+    // Slow from its tenth request (SLOW_MIN_REQUESTS), the first nine too few to judge.
+    expect(slow0).toEqual([...Array<boolean>(9).fill(false), true, true, true]);
+    expect(slow1.every((s) => !s)).toBe(true);
+    // A unit with a message to each: answered slow, as one of its partitions is.
+    expect((await sender.sendAll('t', [{ ...msg('c'), partition: 1 }, { ...msg('d'), partition: 0 }])).slow).toBe(true);
+    expect((await sender.sendAll('t', [{ ...msg('e'), partition: 1 }, { ...msg('f'), partition: 2 }])).slow).toBe(false);
+  });
+
+  it('never answers slow without the bounds to judge by', async () => {
+    const { producer, now } = slowLeader();
+    const sender = createBatchSender({ producer, logger, now });
+    const answers = [];
+    for (let k = 0; k < 12; k += 1) answers.push(await sender.send('t', { ...msg(`a${k}`), partition: 0 }));
+    expect(answers.some((a) => a.slow)).toBe(false);
   });
 });

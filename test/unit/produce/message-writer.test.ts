@@ -11,11 +11,11 @@ const recordingSender = () => {
   const sent: { topic: string; message: Message }[] = [];
   const estimates: number[] = [];
   const sender: Sender = {
-    send: async (topic, message) => void sent.push({ topic, message }),
+    send: async (topic, message) => (sent.push({ topic, message }), { appendedAt: undefined, slow: false }),
     sendAll: async (topic, messages, bytes) => {
       for (const message of messages) sent.push({ topic, message });
       estimates.push(...(bytes ?? []));
-      return [];
+      return { errors: [], slow: false };
     },
     flush: async () => undefined,
     pending: () => 0,
