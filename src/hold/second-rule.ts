@@ -30,13 +30,11 @@
  * may keep a shorter span (`span`): a producer held back by a contended downstream budget keeps
  * to 1.05 × its share (the budget's bound, docs/budget.md), and every lane keeps to its rate for
  * a while after an outage (./release-lanes.ts). Behind a partition whose broker is slow for good
- * (src/produce/slow-broker.ts),
- * whose requests take longer than the span's slack over the second, the bound holds for the
- * releases, and the broker's own bunching comes on top (up to two requests' time of sends):
- * counted at the answers, the producer fell ever further behind its slots and still got
- * 123–139 in a second at 100/s.
+ * (src/produce/slow-broker.ts), whose requests take longer than the span's slack over the
+ * second, the bound holds for the releases, and the broker's own bunching comes on top (up to
+ * two requests' time of sends): counted at the answers, the producer fell ever further behind
+ * its slots and still got 123–139 in a second at 100/s.
  */
-
 
 /** Within this many ms of its slot a release goes at once (timers fire a little late). */
 export const LANE_TOLERANCE_MS = 2;
