@@ -205,6 +205,8 @@ interface Destination {
   trouble?: SendTrouble;
   /** How its requests took (none: `slow` not given, never slow). */
   broker?: SlowBroker;
+  /** Whether the last answer found it slow (logged when that changes). */
+  slow?: boolean;
 }
 
 type ErrorLike = { type?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
@@ -272,6 +274,11 @@ export const createBatchSender = ({
     const answered = now();
     d.broker?.request(answered - written, answered);
     const sent: SendAnswer = { appendedAt: appendTimeOf(answer), slow: d.broker?.slow(answered) ?? false };
+    if (sent.slow !== (d.slow ?? false)) {
+      d.slow = sent.slow;
+      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slow?.afterMs }, 'the partition\'s broker is slow for good (most requests of the last 10 s took longer than slowAfterMs): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
+      else logger.info({ destination: d.topic, partition: d.partition }, 'the partition\'s broker answers quickly again: its sends count at the broker');
+    }
     inFlight -= batch.length;
     for (const p of batch) p.settle.ok(p.index, sent);
   };

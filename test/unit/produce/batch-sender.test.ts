@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { TopicMessages } from 'kafkajs';
 import { appendTimeOf, createBatchSender, isTooLarge, sendErrorCode } from '../../../src/produce/batch-sender';
@@ -278,6 +279,24 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     // A unit with a message to each: answered slow, as one of its partitions is.
     expect((await sender.sendAll('t', [{ ...msg('c'), partition: 1 }, { ...msg('d'), partition: 0 }])).slow).toBe(true);
     expect((await sender.sendAll('t', [{ ...msg('e'), partition: 1 }, { ...msg('f'), partition: 2 }])).slow).toBe(false);
+  });
+
+  it('logs when a partition turns slow for good and when it is quick again, naming it', async () => {
+    let clock = 0;
+    let delay = 200;
+    const producer = { sendBatch: async () => ((clock += delay), [{ logAppendTime: '-1' }]) };
+    const lines: { level: number; msg: string; destination?: string; partition?: number }[] = [];
+    const logged = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+    const sender = createBatchSender({ producer, logger: logged, now: () => clock, slow: { afterMs: 100, outageMs: 500 } });
+    for (let k = 0; k < 12; k += 1) await sender.send('t', { ...msg(`a${k}`), partition: 3 });
+    delay = 3;
+    // Slow while its 12 slow requests are three quarters or more of the window's: quick at the fifth quick one.
+    for (let k = 0; k < 5; k += 1) await sender.send('t', { ...msg(`b${k}`), partition: 3 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => [l.level, l.destination, l.partition, l.msg.split(':')[0]])).toEqual([
+      [40, 't', 3, 'the partition\'s broker is slow for good (most requests of the last 10 s took longer than slowAfterMs)'],
+      [30, 't', 3, 'the partition\'s broker answers quickly again'],
+    ]);
   });
 
   it('never answers slow without the bounds to judge by', async () => {
