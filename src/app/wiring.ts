@@ -182,7 +182,7 @@ export const createPipeline = (config: Config, deps: {
   const sender = createBatchSender({
     producer: deps.producer, logger: deps.logger, onError: (destination, code) => deps.metrics.sendError?.(destination, code),
     // Slower than the second rule's slack, a partition's sends count at their releases; a request longer than an outage is the outage rule's.
-    slow: { afterMs: SECOND_SPAN_MS - SECOND_MS, outageMs: STUCK_MS },
+    slowBounds: { afterMs: SECOND_SPAN_MS - SECOND_MS, outageMs: STUCK_MS },
   });
   const hold = createHoldScheduler({
     clock, maxMessages: config.hold.maxMessages, maxBytes: config.hold.maxBytes,

@@ -203,10 +203,10 @@ interface Destination {
   head: number;
   pumping?: Promise<void>;
   trouble?: SendTrouble;
-  /** How its requests took (none: `slow` not given, never slow). */
+  /** How its requests took (none: `slowBounds` not given, never slow). */
   broker?: SlowBroker;
   /** Whether the last answer found it slow (logged when that changes). */
-  slow?: boolean;
+  saidSlow?: boolean;
 }
 
 type ErrorLike = { type?: string; cause?: unknown; originalError?: unknown; errors?: unknown[] } | undefined;
@@ -246,7 +246,7 @@ export const createBatchSender = ({
   maxBatchBytes = DEFAULT_MAX_BATCH_BYTES,
   backoffMs = [100, 250, 500, 1000, 2000],
   onError,
-  slow,
+  slowBounds,
   now = Date.now,
 }: {
   producer: BatchProducer;
@@ -261,7 +261,7 @@ export const createBatchSender = ({
    * A partition is slow for good when most of its requests of the last ten seconds took longer
    * than `afterMs`, those longer than `outageMs` left out (./slow-broker.ts). None: never slow.
    */
-  slow?: { afterMs: number; outageMs: number };
+  slowBounds?: { afterMs: number; outageMs: number };
   now?(): number;
 }): Sender => {
   const destinations: Destination[] = [];
@@ -274,9 +274,9 @@ export const createBatchSender = ({
     const answered = now();
     d.broker?.request(answered - written, answered);
     const sent: SendAnswer = { appendedAt: appendTimeOf(answer), slow: d.broker?.slow(answered) ?? false };
-    if (sent.slow !== (d.slow ?? false)) {
-      d.slow = sent.slow;
-      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slow?.afterMs }, 'the partition\'s broker is slow for good (most requests of the last 10 s took longer than slowAfterMs): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
+    if (sent.slow !== (d.saidSlow ?? false)) {
+      d.saidSlow = sent.slow;
+      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slowBounds?.afterMs }, 'the partition\'s broker is slow for good (most requests of the last 10 s took longer than slowAfterMs): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
       else logger.info({ destination: d.topic, partition: d.partition }, 'the partition\'s broker answers quickly again: its sends count at the broker');
     }
     inFlight -= batch.length;
@@ -347,7 +347,7 @@ export const createBatchSender = ({
     if (!partitions) byTopic.set(topic, (partitions = new Map()));
     let d = partitions.get(partition ?? -1);
     if (!d) {
-      d = { topic, partition, items: [], head: 0, broker: slow && createSlowBroker(slow.afterMs, slow.outageMs) };
+      d = { topic, partition, items: [], head: 0, broker: slowBounds && createSlowBroker(slowBounds.afterMs, slowBounds.outageMs) };
       partitions.set(partition ?? -1, d);
       destinations.push(d);
     }

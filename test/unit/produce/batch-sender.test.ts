@@ -265,7 +265,7 @@ describe('when one partition\'s broker answers slowly for good and the others qu
 
   it('answers the sends to that partition slow once most of its requests of ten seconds were, and the others not', async () => {
     const { producer, now } = slowLeader();
-    const sender = createBatchSender({ producer, logger, now, slow: { afterMs: 100, outageMs: 500 } });
+    const sender = createBatchSender({ producer, logger, now, slowBounds: { afterMs: 100, outageMs: 500 } });
     const slow0: boolean[] = [];
     const slow1: boolean[] = [];
     // One request at a time, alternating between the partitions.
@@ -287,7 +287,7 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     const producer = { sendBatch: async () => ((clock += delay), [{ logAppendTime: '-1' }]) };
     const lines: { level: number; msg: string; destination?: string; partition?: number }[] = [];
     const logged = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
-    const sender = createBatchSender({ producer, logger: logged, now: () => clock, slow: { afterMs: 100, outageMs: 500 } });
+    const sender = createBatchSender({ producer, logger: logged, now: () => clock, slowBounds: { afterMs: 100, outageMs: 500 } });
     for (let k = 0; k < 12; k += 1) await sender.send('t', { ...msg(`a${k}`), partition: 3 });
     delay = 3;
     // Slow while its 12 slow requests are three quarters or more of the window's: quick at the fifth quick one.
