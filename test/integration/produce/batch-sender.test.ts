@@ -80,14 +80,15 @@ describe('when the broker answers a send', () => {
       const createTime = await createTopic(kafka, { prefix: 'sender-create', partitions: 1 });
       const sender = createBatchSender({ producer, logger });
       const before = Date.now();
-      const appended = await sender.send(appendTime, { key: 'k', value: 'v', partition: 0 });
+      const { appendedAt: appended, slow } = await sender.send(appendTime, { key: 'k', value: 'v', partition: 0 });
       const after = Date.now();
       // The broker's clock is this machine's here.
       expect(appended).toBeGreaterThanOrEqual(before - 5);
       expect(appended).toBeLessThanOrEqual(after + 5);
       const [stored] = await consumeAll(kafka, appendTime);
       expect(Number(stored.timestamp)).toBe(appended);
-      await expect(sender.send(createTime, { key: 'k', value: 'v', partition: 0 })).resolves.toBeUndefined();
+      expect(slow).toBe(false);
+      await expect(sender.send(createTime, { key: 'k', value: 'v', partition: 0 })).resolves.toEqual({ appendedAt: undefined, slow: false });
     } finally {
       await producer.disconnect();
     }
