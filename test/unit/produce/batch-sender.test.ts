@@ -290,11 +290,18 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     const sender = createBatchSender({ producer, logger: logged, now: () => clock, slowBounds: { afterMs: 100, outageMs: 500 } });
     for (let k = 0; k < 12; k += 1) await sender.send('t', { ...msg(`a${k}`), partition: 3 });
     delay = 3;
-    // Slow while its 12 slow requests are three quarters or more of the window's: quick at the fifth quick one.
-    for (let k = 0; k < 5; k += 1) await sender.send('t', { ...msg(`b${k}`), partition: 3 });
+    // Slow from the tenth (1,000 ms past the slack); then a quick request every 100 ms: slow while the
+    // window holds second 0's requests with the others (400 + 500 + 300 ms past the slack), quick from second 10.
+    for (let k = 0; clock < 9_900; k += 1) {
+      clock += 97;
+      await sender.send('t', { ...msg(`b${k}`), partition: 3 });
+    }
+    expect(lines).toHaveLength(1);
+    clock += 200;
+    await sender.send('t', { ...msg('c'), partition: 3 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => [l.level, l.destination, l.partition, l.msg.split(':')[0]])).toEqual([
-      [40, 't', 3, 'the partition\'s broker is slow for good (most requests of the last 10 s took longer than slowAfterMs)'],
+      [40, 't', 3, 'the partition\'s broker is slow for good (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second)'],
       [30, 't', 3, 'the partition\'s broker answers quickly again'],
     ]);
   });

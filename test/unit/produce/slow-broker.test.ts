@@ -11,7 +11,7 @@ const answer = (broker: ReturnType<typeof createSlowBroker>, from: number, count
 };
 
 describe('the slow broker of a partition', () => {
-  it('is slow once most requests of the last ten seconds took longer than the slack', () => {
+  it('is slow once the requests of the last ten seconds took, past the slack, a second of it in all', () => {
     const broker = createSlowBroker(100);
     const last = answer(broker, 1000, SLOW_MIN_REQUESTS, 200, () => 200);
     expect(broker.slow(last)).toBe(true);
@@ -24,13 +24,16 @@ describe('the slow broker of a partition', () => {
     expect(onTheSlack.slow(answer(onTheSlack, 1000, 50, 100, () => 100))).toBe(false);
   });
 
-  it('is not slow for a stall, a slow spell of two seconds among quick ones, or a quick broker', () => {
+  it('is not slow for a start\'s slow first requests, a stall, a slow spell of two seconds among quick ones, or a quick broker', () => {
     const broker = createSlowBroker(100);
-    // 3 s of 3 ms requests, a 545 ms stall, 2 s at 130 ms, then quick again.
-    let at = answer(broker, 1000, 300, 10, () => 3);
+    // A start's first two requests at 150 ms, 3 s of 3 ms requests, a 545 ms stall, 2 s at 125 ms, then
+    // quick again: 50 + 50 + 445 + 16 × 25 = 945 ms past the slack.
+    let at = answer(broker, 1000, 2, 150, () => 150);
+    at = answer(broker, at + 10, 300, 10, () => 3);
+    expect(broker.slow(at)).toBe(false);
     at = answer(broker, at + 545, 1, 1, () => 545);
     expect(broker.slow(at)).toBe(false);
-    at = answer(broker, at + 130, 15, 130, () => 130);
+    at = answer(broker, at + 125, 16, 125, () => 125);
     expect(broker.slow(at)).toBe(false);
     at = answer(broker, at + 10, 100, 10, () => 3);
     expect(broker.slow(at + 1)).toBe(false);
@@ -51,18 +54,32 @@ describe('the slow broker of a partition', () => {
     expect(unbounded.slow(at)).toBe(true);
   });
 
-  it('is quick again as soon as most requests of the window are quick, and forgets a slow partition silent for a window', () => {
+  it('is slow behind requests quick and slow by turns, though half of them are quick', () => {
     const broker = createSlowBroker(100);
-    let at = answer(broker, 1000, 40, 250, () => 250);
+    // 3 ms, then 250 ms, and so on: 6 pairs (900 ms past the slack) are not yet slow, 7 (1,050) are.
+    let at = 1000;
+    for (let k = 0; k < 14; k += 1) {
+      at += k % 2 === 0 ? 3 : 250;
+      broker.request(k % 2 === 0 ? 3 : 250, at);
+      if (k === 11) expect(broker.slow(at)).toBe(false);
+    }
     expect(broker.slow(at)).toBe(true);
-    // 40 slow requests in the window: slow while they are at least SLOW_SHARE of the requests, 40 of 53 with 13 quick ones, not 40 of 54.
-    at = answer(broker, at + 3, 13, 3, () => 3);
-    expect(broker.slow(at)).toBe(true);
-    at = answer(broker, at + 3, 1, 3, () => 3);
-    expect(broker.slow(at)).toBe(false);
+  });
+
+  it('is quick again once what its requests of the window took past the slack is less than a second, and forgets a slow partition silent for a window', () => {
+    const broker = createSlowBroker(100);
+    // Four 250 ms requests a second in seconds 1–10 (150 ms past the slack each).
+    const last = answer(broker, 1000, 40, 250, () => 250);
+    expect(broker.slow(last)).toBe(true);
+    // Quick requests: in second 18 the window holds seconds 9 and 10 (1,200 ms past the slack), in second 19 only 10 (600).
+    answer(broker, last + 10, 100, 82, () => 3);
+    broker.request(3, 18_999);
+    expect(broker.slow(18_999)).toBe(true);
+    broker.request(3, 19_000);
+    expect(broker.slow(19_000)).toBe(false);
 
     const silent = createSlowBroker(100);
-    at = answer(silent, 1000, 40, 250, () => 250);
+    const at = answer(silent, 1000, 40, 250, () => 250);
     expect(silent.slow(at + 300)).toBe(true);
     expect(silent.slow(at + SLOW_WINDOW_MS + 1000)).toBe(false);
   });
