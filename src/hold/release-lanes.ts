@@ -48,7 +48,7 @@ import { binds, COUNTED_LATE_MS, countOf, createSentClock, dueNow, LANE_TOLERANC
 export interface LaneAnswer {
   /** The broker's append time, when the topic records it. */
   appendedAt?: number;
-  /** The partition's broker is slow for good (src/produce/slow-broker.ts): the send counts at its release. */
+  /** The partition's broker is slow (src/produce/slow-broker.ts): the send counts at its release. */
   slow?: boolean;
 }
 

@@ -147,7 +147,7 @@ export interface SendTrouble {
 export interface SendAnswer {
   /** The broker's append time when the topic records it (`message.timestamp.type=LogAppendTime`), else undefined. */
   appendedAt: number | undefined;
-  /** Whether the partition's broker is slow for good as it answered (./slow-broker.ts). */
+  /** Whether the partition's broker is slow (for good or by turns) as it answered (./slow-broker.ts). */
   slow: boolean;
 }
 
@@ -155,7 +155,7 @@ export interface SendAnswer {
 export interface SentAll {
   /** The error of each that failed, at its index (empty when all were acknowledged). */
   errors: unknown[];
-  /** Whether any of them was answered by a partition's broker slow for good (./slow-broker.ts). */
+  /** Whether any of them was answered by a partition's broker slow (./slow-broker.ts). */
   slow: boolean;
 }
 
@@ -258,7 +258,7 @@ export const createBatchSender = ({
   /** One failed send (retried) to `destination`, with its sendErrorCode. */
   onError?(destination: string, code: string): void;
   /**
-   * A partition is slow for good when its requests of the last ten seconds took longer than
+   * A partition is slow when its requests of the last ten seconds took longer than
    * `afterMs` by more, together, than `afterMs` of each second, those longer than `outageMs` left
    * out (./slow-broker.ts). None: never slow.
    */
@@ -277,7 +277,7 @@ export const createBatchSender = ({
     const sent: SendAnswer = { appendedAt: appendTimeOf(answer), slow: d.broker?.slow(answered) ?? false };
     if (sent.slow !== (d.saidSlow ?? false)) {
       d.saidSlow = sent.slow;
-      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slowBounds?.afterMs }, 'the partition\'s broker is slow for good (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
+      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slowBounds?.afterMs }, 'the partition\'s broker is slow (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
       else logger.info({ destination: d.topic, partition: d.partition }, 'the partition\'s broker answers quickly again: its sends count at the broker');
     }
     inFlight -= batch.length;

@@ -1,9 +1,9 @@
 /**
- * Whether a destination partition's broker is slow for good: the produce requests to it of the
- * last ten seconds took longer than a given time (the second rule's slack, 100 ms:
- * src/hold/second-rule.ts) by more, together, than that slack of every second of the window.
- * The sender keeps one for each partition it writes (./batch-sender.ts), and every answer says
- * what it found.
+ * Whether a destination partition's broker is slow (for good, or quick and slow by turns): the
+ * produce requests to it of the last ten seconds took longer than a given time (the second
+ * rule's slack, 100 ms: src/hold/second-rule.ts) by more, together, than that slack of every
+ * second of the window. The sender keeps one for each partition it writes (./batch-sender.ts),
+ * and every answer says what it found.
  *
  * With one request in flight per partition, what a lane sends while a request is answered goes
  * in the next one, and the broker appends it all at once. A second of appends then holds a second

@@ -281,7 +281,7 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     expect((await sender.sendAll('t', [{ ...msg('e'), partition: 1 }, { ...msg('f'), partition: 2 }])).slow).toBe(false);
   });
 
-  it('logs when a partition turns slow for good and when it is quick again, naming it', async () => {
+  it('logs when a partition turns slow and when it is quick again, naming it', async () => {
     let clock = 0;
     let delay = 200;
     const producer = { sendBatch: async () => ((clock += delay), [{ logAppendTime: '-1' }]) };
@@ -301,7 +301,7 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     await sender.send('t', { ...msg('c'), partition: 3 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => [l.level, l.destination, l.partition, l.msg.split(':')[0]])).toEqual([
-      [40, 't', 3, 'the partition\'s broker is slow for good (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second)'],
+      [40, 't', 3, 'the partition\'s broker is slow (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second)'],
       [30, 't', 3, 'the partition\'s broker answers quickly again'],
     ]);
   });
