@@ -259,8 +259,8 @@ export const createBatchSender = ({
   onError?(destination: string, code: string): void;
   /**
    * A partition is slow when its requests of the last ten seconds took longer than
-   * `afterMs` by more, together, than `afterMs` of each second, those longer than `outageMs` left
-   * out (./slow-broker.ts). None: never slow.
+   * `afterMs` by more, together, than twice `afterMs` of each second, those longer than `outageMs`
+   * left out (./slow-broker.ts). None: never slow.
    */
   slowBounds?: { afterMs: number; outageMs: number };
   now?(): number;
@@ -277,7 +277,7 @@ export const createBatchSender = ({
     const sent: SendAnswer = { appendedAt: appendTimeOf(answer), slow: d.broker?.slow(answered) ?? false };
     if (sent.slow !== (d.saidSlow ?? false)) {
       d.saidSlow = sent.slow;
-      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slowBounds?.afterMs }, 'the partition\'s broker is slow (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
+      if (sent.slow) logger.warn({ destination: d.topic, partition: d.partition, slowAfterMs: slowBounds?.afterMs }, 'the partition\'s broker is slow (its requests of the last 10 s took longer than slowAfterMs by more than twice slowAfterMs of each second): its sends count at their releases, and the broker appends what waited for a request together with it, on top of the second\'s bound');
       else logger.info({ destination: d.topic, partition: d.partition }, 'the partition\'s broker answers quickly again: its sends count at the broker');
     }
     inFlight -= batch.length;

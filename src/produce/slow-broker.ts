@@ -1,16 +1,16 @@
 /**
  * Whether a destination partition's broker is slow (for good, or quick and slow by turns): the
  * produce requests to it of the last ten seconds took longer than a given time (the second
- * rule's slack, 100 ms: src/hold/second-rule.ts) by more, together, than that slack of every
- * second of the window. The sender keeps one for each partition it writes (./batch-sender.ts),
- * and every answer says what it found.
+ * rule's slack, 100 ms: src/hold/second-rule.ts) by more, together, than twice that slack of
+ * every second of the window (2 s). The sender keeps one for each partition it writes
+ * (./batch-sender.ts), and every answer says what it found.
  *
  * With one request in flight per partition, what a lane sends while a request is answered goes
  * in the next one, and the broker appends it all at once. A second of appends then holds a second
  * of releases and the time the request that opens it took. Counted at the answers, each request
  * slower than the slack holds the lane back by the rest of its time, and a lane behind its slots
  * wins back only the slack in each second (it sends at 1.1 × its rate): when the slow requests'
- * time past the slack is more than that, the producer falls ever further behind, and the broker
+ * time past the slack is well more than that, the producer falls ever further behind, and the broker
  * still appends in bunches. A producer at 100/s behind a broker answering in 100–300 ms fell 6 s
  * behind its slots in 30 s (a unit model; bench/HISTORY.md, "A slow broker"); behind one whose
  * requests were by turns quick (1–5 ms) and slow (50–450 ms), a backlogged producer used 70 % of
@@ -20,14 +20,20 @@
  * held every producer without a key (each writes to all eight) at 80 % of its quota while the
  * process's requests were mostly quick (bench/HISTORY.md, "A slow partition among quick ones").
  *
- * A stall, a start's slow first requests or a slow spell the lane wins back is less than a second
- * past the slack in ten. A request that took longer than an outage (src/hold/release-lanes.ts,
- * STUCK_MS) is the outage rule's, not counted here: after a broker pause of ten seconds the
- * window would hold little else.
+ * Twice, because a slow spell costs the lane only where it ends (the requests after it quick):
+ * spells of 2 s at 250–350 ms in every 10 s (about 1.3 s past the slack) cost a backlogged
+ * producer 3–6 % of its quota counted at the answers, its busiest second within the bound, and
+ * counted at the releases 1.5–1.6 × in its busiest second; latencies by turns (about 6 s past
+ * the slack) cost it 30 % (bench/HISTORY.md, "Latencies that vary"). A stall, a start's slow
+ * first requests or such a spell stays below it. A request that took longer than an outage
+ * (src/hold/release-lanes.ts, STUCK_MS) is the outage rule's, not counted here: after a broker
+ * pause of ten seconds the window would hold little else.
  */
 
 /** How long the requests are remembered. */
 export const SLOW_WINDOW_MS = 10_000;
+/** How many times the slack of each second of the window the requests may take past it, together, before the partition is slow. */
+export const SLOW_PAST_SLACK = 2;
 /** At least this many requests in the window before the partition is judged slow. */
 export const SLOW_MIN_REQUESTS = 10;
 
@@ -44,8 +50,8 @@ export const createSlowBroker = (slowMs: number, outageMs = Infinity): SlowBroke
   const seconds: number[] = [];
   const requests: number[] = [];
   const pastSlack: number[] = [];
-  /** What the window's slow requests may take past the slack, together, and the lane still win it back. */
-  const bearable = slowMs * (SLOW_WINDOW_MS / 1000);
+  /** What the window's slow requests may take past the slack, together, the partition still counted at the broker. */
+  const bearable = SLOW_PAST_SLACK * slowMs * (SLOW_WINDOW_MS / 1000);
   let verdict = false;
   /** The verdict holds until then (no request answered in a window: not slow). */
   let until = -Infinity;

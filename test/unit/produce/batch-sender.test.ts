@@ -256,14 +256,14 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     let clock = 0;
     const producer = {
       sendBatch: async (b: { topicMessages: TopicMessages[] }) => {
-        clock += b.topicMessages[0].messages[0].partition === 0 ? 200 : 3;
+        clock += b.topicMessages[0].messages[0].partition === 0 ? 300 : 3;
         return [{ logAppendTime: '-1' }];
       },
     };
     return { producer, now: () => clock };
   };
 
-  it('answers the sends to that partition slow once most of its requests of ten seconds were, and the others not', async () => {
+  it('answers the sends to that partition slow once its requests of ten seconds took two seconds past the slack, and the others not', async () => {
     const { producer, now } = slowLeader();
     const sender = createBatchSender({ producer, logger, now, slowBounds: { afterMs: 100, outageMs: 500 } });
     const slow0: boolean[] = [];
@@ -273,7 +273,7 @@ describe('when one partition\'s broker answers slowly for good and the others qu
       slow0.push((await sender.send('t', { ...msg(`a${k}`), partition: 0 })).slow);
       slow1.push((await sender.send('t', { ...msg(`b${k}`), partition: 1 })).slow);
     }
-    // Slow from its tenth request (SLOW_MIN_REQUESTS), the first nine too few to judge.
+    // Slow from its tenth request (2,000 ms past the slack; SLOW_MIN_REQUESTS), the first nine too few to judge.
     expect(slow0).toEqual([...Array<boolean>(9).fill(false), true, true, true]);
     expect(slow1.every((s) => !s)).toBe(true);
     // A unit with a message to each: answered slow, as one of its partitions is.
@@ -283,15 +283,15 @@ describe('when one partition\'s broker answers slowly for good and the others qu
 
   it('logs when a partition turns slow and when it is quick again, naming it', async () => {
     let clock = 0;
-    let delay = 200;
+    let delay = 300;
     const producer = { sendBatch: async () => ((clock += delay), [{ logAppendTime: '-1' }]) };
     const lines: { level: number; msg: string; destination?: string; partition?: number }[] = [];
     const logged = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
     const sender = createBatchSender({ producer, logger: logged, now: () => clock, slowBounds: { afterMs: 100, outageMs: 500 } });
     for (let k = 0; k < 12; k += 1) await sender.send('t', { ...msg(`a${k}`), partition: 3 });
     delay = 3;
-    // Slow from the tenth (1,000 ms past the slack); then a quick request every 100 ms: slow while the
-    // window holds second 0's requests with the others (400 + 500 + 300 ms past the slack), quick from second 10.
+    // Slow from the tenth (2,000 ms past the slack); then a quick request every 100 ms: slow while the
+    // window holds seconds 0–3 (600 ms past the slack each), quick from second 10 (1,800).
     for (let k = 0; clock < 9_900; k += 1) {
       clock += 97;
       await sender.send('t', { ...msg(`b${k}`), partition: 3 });
@@ -301,7 +301,7 @@ describe('when one partition\'s broker answers slowly for good and the others qu
     await sender.send('t', { ...msg('c'), partition: 3 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((l) => [l.level, l.destination, l.partition, l.msg.split(':')[0]])).toEqual([
-      [40, 't', 3, 'the partition\'s broker is slow (its requests of the last 10 s took longer than slowAfterMs by more than slowAfterMs of each second)'],
+      [40, 't', 3, 'the partition\'s broker is slow (its requests of the last 10 s took longer than slowAfterMs by more than twice slowAfterMs of each second)'],
       [30, 't', 3, 'the partition\'s broker answers quickly again'],
     ]);
   });

@@ -11,9 +11,10 @@ const answer = (broker: ReturnType<typeof createSlowBroker>, from: number, count
 };
 
 describe('the slow broker of a partition', () => {
-  it('is slow once the requests of the last ten seconds took, past the slack, a second of it in all', () => {
+  it('is slow once the requests of the last ten seconds took, past the slack, two seconds of it in all', () => {
     const broker = createSlowBroker(100);
-    const last = answer(broker, 1000, SLOW_MIN_REQUESTS, 200, () => 200);
+    expect(broker.slow(answer(broker, 1000, SLOW_MIN_REQUESTS - 1, 300, () => 300) + 300)).toBe(false);
+    const last = answer(broker, 1000 + SLOW_MIN_REQUESTS * 300, 1, 300, () => 300);
     expect(broker.slow(last)).toBe(true);
   });
 
@@ -37,6 +38,14 @@ describe('the slow broker of a partition', () => {
     expect(broker.slow(at)).toBe(false);
     at = answer(broker, at + 10, 100, 10, () => 3);
     expect(broker.slow(at + 1)).toBe(false);
+    // Spells of 2 s at 300 ms in every 10 s (about 1.2–1.4 s past the slack in any window), quick between.
+    const spells = createSlowBroker(100);
+    at = 1000;
+    for (let spell = 0; spell < 4; spell += 1) {
+      at = answer(spells, at + 300, 7, 300, () => 300);
+      at = answer(spells, at + 10, 800, 10, () => 3);
+      expect(spells.slow(at)).toBe(false);
+    }
   });
 
   it('leaves requests that took longer than an outage to the outage rule: a ten-second pause does not make the partition slow', () => {
@@ -56,27 +65,27 @@ describe('the slow broker of a partition', () => {
 
   it('is slow behind requests quick and slow by turns, though half of them are quick', () => {
     const broker = createSlowBroker(100);
-    // 3 ms, then 250 ms, and so on: 6 pairs (900 ms past the slack) are not yet slow, 7 (1,050) are.
+    // 3 ms, then 250 ms, and so on: 13 pairs (1,950 ms past the slack) are not yet slow, 14 (2,100) are.
     let at = 1000;
-    for (let k = 0; k < 14; k += 1) {
+    for (let k = 0; k < 28; k += 1) {
       at += k % 2 === 0 ? 3 : 250;
       broker.request(k % 2 === 0 ? 3 : 250, at);
-      if (k === 11) expect(broker.slow(at)).toBe(false);
+      if (k === 25) expect(broker.slow(at)).toBe(false);
     }
     expect(broker.slow(at)).toBe(true);
   });
 
-  it('is quick again once what its requests of the window took past the slack is less than a second, and forgets a slow partition silent for a window', () => {
+  it('is quick again once what its requests of the window took past the slack is less than two seconds, and forgets a slow partition silent for a window', () => {
     const broker = createSlowBroker(100);
-    // Four 250 ms requests a second in seconds 1–10 (150 ms past the slack each).
+    // Four 250 ms requests a second in seconds 1–10 (150 ms past the slack each, 600 a second).
     const last = answer(broker, 1000, 40, 250, () => 250);
     expect(broker.slow(last)).toBe(true);
-    // Quick requests: in second 18 the window holds seconds 9 and 10 (1,200 ms past the slack), in second 19 only 10 (600).
-    answer(broker, last + 10, 100, 82, () => 3);
-    broker.request(3, 18_999);
-    expect(broker.slow(18_999)).toBe(true);
-    broker.request(3, 19_000);
-    expect(broker.slow(19_000)).toBe(false);
+    // Quick requests: in second 16 the window holds seconds 7–10 (2,400 ms past the slack), in second 17 seconds 8–10 (1,800).
+    answer(broker, last + 10, 70, 82, () => 3);
+    broker.request(3, 16_999);
+    expect(broker.slow(16_999)).toBe(true);
+    broker.request(3, 17_000);
+    expect(broker.slow(17_000)).toBe(false);
 
     const silent = createSlowBroker(100);
     const at = answer(silent, 1000, 40, 250, () => 250);
