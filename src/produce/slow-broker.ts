@@ -10,8 +10,8 @@
  * of releases and the time the request that opens it took. Counted at the answers, each request
  * slower than the slack holds the lane back by the rest of its time, and a lane behind its slots
  * wins back only the slack in each second (it sends at 1.1 × its rate): when the slow requests'
- * time past the slack is well more than that, the producer falls ever further behind, and the broker
- * still appends in bunches. A producer at 100/s behind a broker answering in 100–300 ms fell 6 s
+ * time past the slack is well more than that, the producer falls ever further behind, and the
+ * broker still appends in bunches. A producer at 100/s behind a broker answering in 100–300 ms fell 6 s
  * behind its slots in 30 s (a unit model; bench/HISTORY.md, "A slow broker"); behind one whose
  * requests were by turns quick (1–5 ms) and slow (50–450 ms), a backlogged producer used 70 % of
  * its quota on the real broker (bench/HISTORY.md, "Latencies that vary"). Behind a slow partition
