@@ -30,8 +30,8 @@
  * may keep a shorter span (`span`): a producer held back by a contended downstream budget keeps
  * to 1.05 × its share (the budget's bound, docs/budget.md), and every lane keeps to its rate for
  * a while after an outage (./release-lanes.ts). Behind a partition whose broker is slow, for good
- * or by turns (src/produce/slow-broker.ts: its requests took longer than the span's slack by more
- * than a lane wins back), the bound holds for the releases, and the broker's own bunching comes
+ * or by turns (src/produce/slow-broker.ts: its requests took longer than the span's slack by twice
+ * what a lane wins back), the bound holds for the releases, and the broker's own bunching comes
  * on top (up to two requests' time of sends): counted at the answers, the producer fell ever
  * further behind its slots and still got 123–139 in a second at 100/s.
  */
@@ -323,7 +323,7 @@ export interface SentClock {
    * the broker's append time, at that less the quickest of those (the broker's clock is not this
    * one's); in the process's first FIRST_ANSWERS_MS of answers, with too few to measure against,
    * at its arrival. When its partition's broker is `slow` (src/produce/slow-broker.ts:
-   * its requests of the last ten seconds took longer than the second's slack by more than the lane
+   * its requests of the last ten seconds took longer than the second's slack by twice what a lane
    * wins back), at its release.
    */
   at(released: number, answered: number, appendedAt?: number, slow?: boolean): number;
