@@ -253,21 +253,24 @@ export const slotsInSpan = (span: number, spacingMs: number): number => Math.flo
  * span alone misses messages it does not count — let through at once, then sent late in a burst
  * after a stall (116 at 100/s, bound 115, in a shape CI found) — the count sees every send of
  * this replica, counted or not.
- * - **Sends not answered yet** count among the landed ones only while they surely are in flight:
- *   those of the last `quickestMs` (the quickest answer of the last ten seconds) cannot have been
- *   answered, so they land after now, with what leaves now. A lane held by the count as a
- *   start's slow answers quickened released 13 at once into a second whose answered sends held
- *   110 (123 at 100/s in a unit model). They count up to the span's room above the rate (10 at
- *   100/s), so they hold back only a lane whose answered sends already fill a second at its rate.
- *   Every send not answered yet, counted at its release until its answer, held a producer at
- *   0.9 × its rate 450 ms behind its slots under a broker answering every request in 200 ms
- *   (bench/HISTORY.md, "Where a slow request's messages land").
+ * - **Sends not answered yet** count among the landed ones: those of the last `quickestMs` (the
+ *   quickest answer of the last ten seconds) cannot have been answered, and those of the last
+ *   second still `unanswered` have not been; either way they land with what leaves now. A lane
+ *   held by the count as a start's slow answers quickened released 13 at once into a second whose
+ *   answered sends held 110 (123 at 100/s in a unit model); a start's lane whose two sends of 40 ms
+ *   before were not answered yet, released before the quickest answer (6 ms) was over, sent two
+ *   more into a second that then held 113 (the real broker's first start). They count up to the
+ *   span's room above the rate (10 at 100/s), so they hold back only a lane whose answered sends
+ *   already fill a second at its rate. Every send not answered yet, counted at its release until
+ *   its answer and without that cap, held a producer at 0.9 × its rate 450 ms behind its slots
+ *   under a broker answering every request in 200 ms (bench/HISTORY.md, "Where a slow request's
+ *   messages land").
  * - **What leaves now lands `aheadMs` later** at the soonest, against answers counted at their
  *   arrival (a process's first second of answers): counted as if it landed at once, a start
  *   whose every request took 300 ms held its lane back and never caught up (734 ms behind its
  *   slots 5 s in, in a unit model).
  */
-export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, quickestMs = 0, aheadMs = 0): number => {
+export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, quickestMs = 0, aheadMs = 0, unanswered: readonly number[] = []): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
   const most = slotsInSpan(span, spacingMs);
@@ -276,7 +279,7 @@ export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = 
   // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
   const sends = n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
   const room = most - slotsInSpan(SECOND_MS, spacingMs);
-  const flying = room > 0 ? Math.min(countAfter(recent, lane.recentHead, now - quickestMs), room) : 0;
+  const flying = room > 0 ? Math.min(Math.max(countAfter(recent, lane.recentHead, now - quickestMs), countAfter(unanswered, 0, now - SECOND_MS)), room) : 0;
   return Math.max(sends, landedOf(lane, most - flying, now) - aheadMs);
 };
 
