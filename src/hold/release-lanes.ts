@@ -169,7 +169,8 @@ const slotOf = (lane: Lane, own: number, now: number, span: number, paced: boole
   // or another replica's stretch: told if late (the second keeps them apart), else sent before.
   const pace = !paced ? 0 : single ? (gap > SECOND_SPAN_MS ? lane.spacingMs : Math.max(gap, lane.spacingMs)) / CATCH_UP_PACE : lane.spacingMs;
   const turn = Math.max(own, lane.last + pace, now - Math.max(CATCH_UP_MS, lane.spacingMs / 2));
-  return Math.max(turn, secondOf(lane, own, now, span), countOf(lane, lane.spacingMs, now, span, answers.quickestMs(), answers.aheadMs(now), lane.sending));
+  const lagging = answers.laggingMs(now);
+  return Math.max(turn, secondOf(lane, own, now, span, lagging), countOf(lane, lane.spacingMs, now, span, answers, lane.sending, lagging));
 };
 
 /**

@@ -135,7 +135,7 @@ export interface SentMarks {
   /** When it sent in the last second, oldest first from `recentHead` (none sent yet: undefined): the count beside the span. */
   recent?: number[];
   recentHead: number;
-  /** Its sends answered in the last second, at the instants they count from (`landed`). */
+  /** Its sends answered in the last LANDED_KEPT_MS, at the instants they count from (`landed`). */
   landed?: Tally;
 }
 
@@ -178,6 +178,12 @@ export const mark = (lane: SentMarks, own: number, at: number): void => {
   recent.push(at);
 };
 
+/**
+ * How long a lane keeps its answered sends: a second, and a second more for the counts that a
+ * quicker answer shows to have been early (`laggingMs`, at most a second).
+ */
+const LANDED_KEPT_MS = 2 * SECOND_MS + LANE_TOLERANCE_MS;
+
 /** Drops what lies at or before `cutoff`. */
 const trimTally = (t: Tally, cutoff: number): void => {
   let { head } = t;
@@ -203,7 +209,7 @@ const trimTally = (t: Tally, cutoff: number): void => {
  */
 export const landed = (lane: SentMarks, at: number, n: number): void => {
   const t = (lane.landed ??= { at: [], n: [], head: 0, sum: 0 });
-  trimTally(t, at - SECOND_MS - LANE_TOLERANCE_MS);
+  trimTally(t, at - LANDED_KEPT_MS);
   // Answers of several partitions come a little out of order: kept in order from the end.
   let i = t.at.length;
   while (i > t.head && t.at[i - 1] > at) i -= 1;
@@ -215,19 +221,22 @@ export const landed = (lane: SentMarks, at: number, n: number): void => {
   t.sum += n;
 };
 
-/** The earliest instant from which fewer than `most` of the lane's answered sends count within the second before it (none binding: -Infinity). */
-const landedOf = (lane: SentMarks, most: number, now: number): number => {
+/**
+ * The earliest instant from which fewer than `most` of the lane's answered sends count within the
+ * second before it, each `laggingMs` later than it was counted (none binding: -Infinity).
+ */
+const landedOf = (lane: SentMarks, most: number, now: number, laggingMs = 0): number => {
   const t = lane.landed;
   if (t === undefined) return -Infinity;
-  trimTally(t, now - SECOND_MS - LANE_TOLERANCE_MS);
+  trimTally(t, now - LANDED_KEPT_MS);
   if (t.sum < most) return -Infinity;
+  const from = now - laggingMs - SECOND_MS - LANE_TOLERANCE_MS;
   let seen = 0;
-  let i = t.at.length - 1;
-  for (; i > t.head; i -= 1) {
+  for (let i = t.at.length - 1; i >= t.head && t.at[i] > from; i -= 1) {
     seen += t.n[i];
-    if (seen >= most) break;
+    if (seen >= most) return t.at[i] + laggingMs + SECOND_MS + LANE_TOLERANCE_MS + 1;
   }
-  return t.at[i] + SECOND_MS + LANE_TOLERANCE_MS + 1;
+  return -Infinity;
 };
 
 /** How many of `times` (ascending from `head`) lie after `after`. */
@@ -253,24 +262,27 @@ export const slotsInSpan = (span: number, spacingMs: number): number => Math.flo
  * span alone misses messages it does not count — let through at once, then sent late in a burst
  * after a stall (116 at 100/s, bound 115, in a shape CI found) — the count sees every send of
  * this replica, counted or not.
- * - **Sends not answered yet** count among the landed ones: those of the last `quickestMs` (the
- *   quickest answer of the last ten seconds) cannot have been answered, and those of the last
- *   second still `unanswered` have not been; either way they land with what leaves now. A lane
- *   held by the count as a start's slow answers quickened released 13 at once into a second whose
- *   answered sends held 110 (123 at 100/s in a unit model); a start's lane whose two sends of 40 ms
- *   before were not answered yet, released before the quickest answer (6 ms) was over, sent two
- *   more into a second that then held 113 (the real broker's first start). They count up to the
+ * - **Sends not answered yet** count among the landed ones: those of the last
+ *   `answers.quickestMs()` (the quickest answer of the last ten seconds) cannot have been
+ *   answered, and those of the last second still `unanswered` have not been; either way they
+ *   land with what leaves now. A lane held by the count as a start's slow answers quickened
+ *   released 13 at once into a second whose answered sends held 110 (123 at 100/s in a unit
+ *   model); a start's lane whose two sends of 40 ms before were not answered yet (released
+ *   longer ago than the quickest answer, 6 ms, took) sent two more into a second that then held
+ *   113 (the real broker's first start). They count up to the
  *   span's room above the rate (10 at 100/s), so they hold back only a lane whose answered sends
  *   already fill a second at its rate. Every send not answered yet, counted at its release until
  *   its answer and without that cap, held a producer at 0.9 × its rate 450 ms behind its slots
  *   under a broker answering every request in 200 ms (bench/HISTORY.md, "Where a slow request's
  *   messages land").
- * - **What leaves now lands `aheadMs` later** at the soonest, against answers counted at their
- *   arrival (a process's first second of answers): counted as if it landed at once, a start
- *   whose every request took 300 ms held its lane back and never caught up (734 ms behind its
- *   slots 5 s in, in a unit model).
+ * - **What leaves now lands `answers.aheadMs()` later** at the soonest, against answers counted
+ *   at their arrival (a process's first second of answers): counted as if it landed at once, a
+ *   start whose every request took 300 ms held its lane back and never caught up (734 ms behind
+ *   its slots 5 s in, in a unit model).
+ * - **Counts made early** (against a quickest answer that a quicker one has since replaced) count
+ *   `laggingMs` later (SentClock.laggingMs).
  */
-export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, quickestMs = 0, aheadMs = 0, unanswered: readonly number[] = []): number => {
+export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, answers?: SentClock, unanswered: readonly number[] = [], laggingMs = answers?.laggingMs(now) ?? 0): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
   const most = slotsInSpan(span, spacingMs);
@@ -279,8 +291,9 @@ export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = 
   // ms: one more ms keeps the sends a whole second apart, not 999.99… ms.
   const sends = n < most ? -Infinity : recent[recent.length - most] + SECOND_MS + LANE_TOLERANCE_MS + 1;
   const room = most - slotsInSpan(SECOND_MS, spacingMs);
+  const quickestMs = answers?.quickestMs() ?? 0;
   const flying = room > 0 ? Math.min(Math.max(countAfter(recent, lane.recentHead, now - quickestMs), countAfter(unanswered, 0, now - SECOND_MS)), room) : 0;
-  return Math.max(sends, landedOf(lane, most - flying, now) - aheadMs);
+  return Math.max(sends, landedOf(lane, most - flying, now, laggingMs) - (answers?.aheadMs(now) ?? 0));
 };
 
 /**
@@ -288,13 +301,13 @@ export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = 
  * after the latest release whose slot lies more than `span` before it (counted late, here or by
  * another replica), and a second after the latest whose slot lies more than `span` after it (the
  * lane's marks; counted late elsewhere). Releases sent a second ago bind nothing any more and
- * are dropped.
+ * are dropped. Those counted late count `laggingMs` later (SentClock.laggingMs).
  */
-export const secondOf = (lane: { late?: LateReleases } & SentMarks, own: number, now: number, span = SECOND_SPAN_MS): number => {
+export const secondOf = (lane: { late?: LateReleases } & SentMarks, own: number, now: number, span = SECOND_SPAN_MS, laggingMs = 0): number => {
   const after = lane.highOwn > own + span && sentLately(lane, now) ? lane.highAt + SECOND_MS + LANE_TOLERANCE_MS : -Infinity;
   const { late } = lane;
   if (!late) return after;
-  if (!binds(late, now)) {
+  if (!binds(late, now - laggingMs)) {
     lane.late = undefined;
     return after;
   }
@@ -302,11 +315,11 @@ export const secondOf = (lane: { late?: LateReleases } & SentMarks, own: number,
     late.from = Math.max(late.from, late.sent[late.head] + SECOND_MS + LANE_TOLERANCE_MS);
   }
   late.head = compacted(late.head, late.slot, late.sent);
-  let until = Math.max(late.from, after);
+  let until = late.from;
   for (let i = late.slot.length - 1; i >= late.head && late.slot[i] > own + span; i -= 1) {
     until = Math.max(until, late.sent[i] + SECOND_MS + LANE_TOLERANCE_MS);
   }
-  return until;
+  return Math.max(until + laggingMs, after);
 };
 
 /** A message of `lane` with slot `own` counts as sent late, at `at`. */
@@ -343,19 +356,68 @@ export interface SentClock {
    * less the quickest, and so does the message).
    */
   aheadMs(now: number): number;
+  /**
+   * How much too early the counts of the last second may lie, by what the answers show now: each
+   * counted less the quickest answer of its time, and when a quicker one has come since (a start
+   * whose requests took 60 ms and then 3; the end of a slow spell), it landed that much later
+   * than counted. The second rule counts them that much later (at most a second): counted less a
+   * start's 60 ms, what it sent then and what followed at 3 ms held 118 in a second at 100/s (a
+   * unit model; bench/HISTORY.md, "A start's first seconds, counted").
+   */
+  laggingMs(now: number): number;
 }
+
+/**
+ * The quickest answers that the counts of the last second were made against, the greatest first
+ * from `head` (a sliding maximum), each with the last instant it was used at.
+ */
+interface Used {
+  least: number[];
+  at: number[];
+  head: number;
+}
+
+const newUsed = (): Used => ({ least: [], at: [], head: 0 });
+
+const use = (u: Used, least: number, at: number): void => {
+  let n = u.least.length;
+  while (n > u.head && u.least[n - 1] <= least) n -= 1;
+  u.least.length = n;
+  u.at.length = n;
+  u.least.push(least);
+  u.at.push(at);
+};
+
+/** How much greater the greatest quickest answer a count of the last second was made against is than `a`'s quickest now. */
+const lagOf = (u: Used, a: Answers, now: number): number => {
+  while (u.head < u.least.length && u.at[u.head] + SECOND_MS + LANE_TOLERANCE_MS <= now) u.head += 1;
+  u.head = compacted(u.head, u.least, u.at);
+  return u.head < u.least.length ? Math.max(0, u.least[u.head] - a.took[a.head]) : 0;
+};
+
 
 export const createSentClock = (): SentClock => {
   const answers = newAnswers();
   const appends = newAnswers();
+  const usedAnswers = newUsed();
+  const usedAppends = newUsed();
   return {
     at(released, answered, appendedAt, slow = false) {
       const least = quickest(answers, answered - released, answered);
-      if (typeof appendedAt !== 'number') return slow ? released : least === undefined ? answered : released + Math.max(0, answered - released - least);
+      if (typeof appendedAt !== 'number') {
+        if (slow) return released;
+        if (least === undefined) return answered;
+        use(usedAnswers, least, answered);
+        return released + Math.max(0, answered - released - least);
+      }
       const took = appendedAt - released;
       const leastAppended = quickest(appends, took, answered);
-      return slow ? released : leastAppended === undefined ? answered : released + Math.max(0, took - leastAppended);
+      if (slow) return released;
+      if (leastAppended === undefined) return answered;
+      use(usedAppends, leastAppended, answered);
+      return released + Math.max(0, took - leastAppended);
     },
+    laggingMs: (now) => Math.min(SECOND_MS, Math.max(lagOf(usedAnswers, answers, now), lagOf(usedAppends, appends, now))),
     quickestMs: () => (answers.took.length === 0 ? Infinity : answers.took[answers.head]),
     aheadMs: (now) => (answers.took.length > 0 && now < answers.first + FIRST_ANSWERS_MS + SECOND_MS ? answers.took[answers.head] : 0),
   };
