@@ -282,7 +282,7 @@ export const slotsInSpan = (span: number, spacingMs: number): number => Math.flo
  * - **Counts made early** (against a quickest answer that a quicker one has since replaced) count
  *   `laggingMs` later (SentClock.laggingMs).
  */
-export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, answers?: SentClock, unanswered: readonly number[] = [], laggingMs = answers?.laggingMs(now) ?? 0): number => {
+export const countOf = (lane: SentMarks, spacingMs: number, now: number, span = SECOND_SPAN_MS, answers?: SentClock, unanswered: readonly number[] = [], laggingMs = 0): number => {
   const { recent } = lane;
   if (recent === undefined) return -Infinity;
   const most = slotsInSpan(span, spacingMs);
@@ -394,7 +394,6 @@ const lagOf = (u: Used, a: Answers, now: number): number => {
   u.head = compacted(u.head, u.least, u.at);
   return u.head < u.least.length ? Math.max(0, u.least[u.head] - a.took[a.head]) : 0;
 };
-
 
 export const createSentClock = (): SentClock => {
   const answers = newAnswers();
