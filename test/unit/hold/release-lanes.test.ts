@@ -846,6 +846,7 @@ describe('when the first request after a start waits (no answer yet to count aga
     // And it keeps up: the last append within a tenth of a second of the last slot.
     expect(Math.max(...appended) - (1000 + 10 * 499)).toBeLessThanOrEqual(100);
   });
+
   // A start whose every request took 60 ms for two seconds (none quicker to measure against),
   // then 3 ms: what was counted less 60 ms had landed up to 57 ms later than counted, and the
   // sends after the quicker answers filled that room: 118–119 at 100/s here.
