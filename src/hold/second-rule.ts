@@ -269,12 +269,11 @@ export const slotsInSpan = (span: number, spacingMs: number): number => Math.flo
  *   released 13 at once into a second whose answered sends held 110 (123 at 100/s in a unit
  *   model); a start's lane whose two sends of 40 ms before were not answered yet (released
  *   longer ago than the quickest answer, 6 ms, took) sent two more into a second that then held
- *   113 (the real broker's first start). They count up to the
- *   span's room above the rate (10 at 100/s), so they hold back only a lane whose answered sends
- *   already fill a second at its rate. Every send not answered yet, counted at its release until
- *   its answer and without that cap, held a producer at 0.9 × its rate 450 ms behind its slots
- *   under a broker answering every request in 200 ms (bench/HISTORY.md, "Where a slow request's
- *   messages land").
+ *   113 (the real broker's first start). They count up to the span's room above the rate (10 at
+ *   100/s), so they hold back only a lane whose answered sends already fill a second at its
+ *   rate. Every send not answered yet, counted at its release until its answer and without that
+ *   cap, held a producer at 0.9 × its rate 450 ms behind its slots under a broker answering
+ *   every request in 200 ms (bench/HISTORY.md, "Where a slow request's messages land").
  * - **What leaves now lands `answers.aheadMs()` later** at the soonest, against answers counted
  *   at their arrival (a process's first second of answers): counted as if it landed at once, a
  *   start whose every request took 300 ms held its lane back and never caught up (734 ms behind
