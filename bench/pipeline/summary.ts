@@ -45,6 +45,12 @@ export interface ThroughputSummary extends ThroughputCase {
   pipeCpuSecPerMillion: Summary;
   /** CPU per message, sluice ÷ pipe, paired round by round. */
   cpuRatio: Summary;
+  /** The start apart (every run measured it): each side's CPU until ready (ms), its CPU per message after, and sluice ÷ pipe of that, paired. */
+  sluiceStartCpuMs?: Summary;
+  pipeStartCpuMs?: Summary;
+  sluiceAfterStartCpuSecPerMillion?: Summary;
+  pipeAfterStartCpuSecPerMillion?: Summary;
+  afterStartCpuRatio?: Summary;
   /** Of the CPU, V8's helper threads (optimizing compiler, concurrent and parallel gc); absent off Linux. */
   sluiceHelperCpuSecPerMillion?: Summary;
   pipeHelperCpuSecPerMillion?: Summary;
@@ -141,6 +147,13 @@ export const summarizeThroughput = (runs: readonly ThroughputRun[], shape: Throu
     sluiceCpuSecPerMillion: summarize(s.map((r) => r.cpuSecPerMillion)),
     pipeCpuSecPerMillion: summarize(p.map((r) => r.cpuSecPerMillion)),
     cpuRatio: pairwise(s.map((r) => r.cpuSecPerMillion), p.map((r) => r.cpuSecPerMillion), (a, b) => a / b),
+    ...(runs.every((r) => r.startCpuMs !== undefined && r.afterStartCpuSecPerMillion !== undefined) ? {
+      sluiceStartCpuMs: summarize(s.map((r) => r.startCpuMs as number)),
+      pipeStartCpuMs: summarize(p.map((r) => r.startCpuMs as number)),
+      sluiceAfterStartCpuSecPerMillion: summarize(s.map((r) => r.afterStartCpuSecPerMillion as number)),
+      pipeAfterStartCpuSecPerMillion: summarize(p.map((r) => r.afterStartCpuSecPerMillion as number)),
+      afterStartCpuRatio: pairwise(s.map((r) => r.afterStartCpuSecPerMillion as number), p.map((r) => r.afterStartCpuSecPerMillion as number), (a, b) => a / b),
+    } : {}),
     ...(runs.every((r) => r.helperCpuSecPerMillion !== undefined) ? {
       sluiceHelperCpuSecPerMillion: summarize(s.map((r) => r.helperCpuSecPerMillion as number)),
       pipeHelperCpuSecPerMillion: summarize(p.map((r) => r.helperCpuSecPerMillion as number)),

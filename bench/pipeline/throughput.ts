@@ -7,7 +7,9 @@
  * of it on V8's helper threads (compiler, gc; Linux); and the same for the run's second half
  * alone (from the moment half the messages were downstream: the side warmed up, its hot code
  * compiled); and likewise the rate of the second half of the ids alone (from the append time by
- * which half of them were downstream to the last new one). Beside them:
+ * which half of them were downstream to the last new one). The start apart: the CPU a side
+ * spent from its start until it was ready (joined its group; the sidecar's /readyz), and the CPU
+ * per message from then on. Beside them:
  * the Redis script calls of the whole run, duplicates, and the load average as the run ended.
  * A case has a shape: producers, headers per message (3: the bench's own) and ingress
  * partitions (8); MB/s counts key + value + header names and values as the producer wrote them.
@@ -30,6 +32,10 @@ export interface ThroughputRun {
   /** msgsPerSec × the mean message size (key + value + header names and values), in 10^6 bytes/s. */
   mbPerSec: number;
   cpuSecPerMillion: number;
+  /** CPU from the side's start until it was ready (modules loaded, clients connected, group joined), ms. */
+  startCpuMs?: number;
+  /** CPU per message from the moment the side was ready to the end: the run without its start. */
+  afterStartCpuSecPerMillion?: number;
   /** Of it, V8's helper threads (optimizing compiler, concurrent and parallel gc); Linux only. */
   helperCpuSecPerMillion?: number;
   /** CPU per message from the moment half the messages were downstream to the end (warmed up), and of it the helper threads'. */
@@ -55,6 +61,7 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
   const downstream = await ctx.book.downstream('tp-down');
   const callsBefore = await scriptCalls(ctx.redis);
   const side = await ctx.launch(kind, { ingress, downstream }, setup);
+  const atReady = await side.usage();
   const timeoutMs = Number(setup.env?.SLUICE_REDIS_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS);
   const watching = side.httpPort === undefined ? undefined
     : await watchRun({ redis: ctx.redis, redisUrl: ctx.services.redisUrl, port: side.httpPort, logFile: side.logFile, timeoutMs });
@@ -85,6 +92,7 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     const helperThen = half && helperMicros(half.usage);
     run = {
       side: kind, msgsPerSec, secondHalfMsgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
+      startCpuMs: atReady.cpuMicros / 1000, afterStartCpuSecPerMillion: (cpu.cpuMicros - atReady.cpuMicros) / count,
       helperCpuSecPerMillion: helperNow === undefined ? undefined : helperNow / count,
       secondHalfCpuSecPerMillion: half && rest ? (cpu.cpuMicros - half.usage.cpuMicros) / rest : undefined,
       secondHalfHelperCpuSecPerMillion: helperNow === undefined || helperThen === undefined || !rest ? undefined : (helperNow - helperThen) / rest,
