@@ -45,7 +45,7 @@ export interface ThroughputSummary extends ThroughputCase {
   pipeCpuSecPerMillion: Summary;
   /** CPU per message, sluice ÷ pipe, paired round by round. */
   cpuRatio: Summary;
-  /** The start apart (every run measured it): each side's CPU until ready (ms), its CPU per message after, and sluice ÷ pipe of that, paired. */
+  /** The start apart (every run measured it): each side's CPU until its first message was downstream (ms), its CPU per message after, and sluice ÷ pipe of that, paired. */
   sluiceStartCpuMs?: Summary;
   pipeStartCpuMs?: Summary;
   sluiceAfterStartCpuSecPerMillion?: Summary;
