@@ -36,7 +36,7 @@ export interface ThroughputRun {
   cpuSecPerMillion: number;
   /** CPU from the side's start until its first message was downstream, ms. */
   startCpuMs?: number;
-  /** CPU per message from then to the end: the run without its start. */
+  /** CPU per message from then to the end (over the messages downstream after it): the run without its start. */
   afterStartCpuSecPerMillion?: number;
   /** Of it, V8's helper threads (optimizing compiler, concurrent and parallel gc); Linux only. */
   helperCpuSecPerMillion?: number;
@@ -70,11 +70,11 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
   try {
     const deadline = Date.now() + 300_000;
     let half: { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number } | undefined;
-    let started: Awaited<ReturnType<typeof side.usage>> | undefined;
+    let started: { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number } | undefined;
     // Offsets first (cheap, while the side works); then the ids, read once the side is done.
     for (let n = 0; n < count; n = await ctx.book.total(downstream)) {
       if (Date.now() > deadline) throw new Error(`${kind}: only ${n} of ${count} messages downstream after 300 s`);
-      if (started === undefined && n > 0) started = await side.usage();
+      if (started === undefined && n > 0) started = { usage: await side.usage(), downstream: n };
       if (half === undefined && n >= count / 2) {
         const usage = await side.usage();
         half = { usage, downstream: (n + (await ctx.book.total(downstream))) / 2 }; // the count as the probe answered, about
@@ -95,7 +95,7 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
     const helperThen = half && helperMicros(half.usage);
     run = {
       side: kind, msgsPerSec, secondHalfMsgsPerSec, mbPerSec: (msgsPerSec * bytesPerMessage) / 1e6, cpuSecPerMillion: cpu.cpuMicros / count,
-      ...(started === undefined ? {} : { startCpuMs: started.cpuMicros / 1000, afterStartCpuSecPerMillion: (cpu.cpuMicros - started.cpuMicros) / count }),
+      ...(started === undefined ? {} : { startCpuMs: started.usage.cpuMicros / 1000, afterStartCpuSecPerMillion: (cpu.cpuMicros - started.usage.cpuMicros) / Math.max(1, count - started.downstream) }),
       helperCpuSecPerMillion: helperNow === undefined ? undefined : helperNow / count,
       secondHalfCpuSecPerMillion: half && rest ? (cpu.cpuMicros - half.usage.cpuMicros) / rest : undefined,
       secondHalfHelperCpuSecPerMillion: helperNow === undefined || helperThen === undefined || !rest ? undefined : (helperNow - helperThen) / rest,
