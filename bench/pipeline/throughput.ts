@@ -69,8 +69,10 @@ const drain = async (ctx: BenchContext, kind: SideKind, ingress: string, count: 
   let run: Omit<ThroughputRun, 'compile'>;
   try {
     const deadline = Date.now() + 300_000;
-    let half: { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number } | undefined;
-    let started: { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number } | undefined;
+    /** The side's CPU as asked, with the messages downstream then. */
+    type Probe = { usage: Awaited<ReturnType<typeof side.usage>>; downstream: number };
+    let half: Probe | undefined;
+    let started: Probe | undefined;
     // Offsets first (cheap, while the side works); then the ids, read once the side is done.
     for (let n = 0; n < count; n = await ctx.book.total(downstream)) {
       if (Date.now() > deadline) throw new Error(`${kind}: only ${n} of ${count} messages downstream after 300 s`);
