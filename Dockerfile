@@ -3,9 +3,10 @@
 #   docker build -t sluice .
 #   docker run --read-only -e SLUICE_INGRESS_TOPIC=events -e SLUICE_DOWNSTREAM_TOPIC=events.throttled \
 #     -v "$PWD/config:/etc/sluice/quotas:ro" sluice run
-# Stage 1 builds dist/ with the dev dependencies (and patches kafkajs); stage 2 installs the
-# production dependencies only, with that patched kafkajs; the final stage holds dist/, those
-# node_modules and package.json.
+# Stage 1 builds dist/ with the dev dependencies (and patches kafkajs): one bundled file with the
+# patched kafkajs inside, and the Lua scripts; stage 2 installs the production dependencies only
+# (the native CRC-32C addon is the one the bundle loads from node_modules); the final stage holds
+# dist/, those node_modules and package.json.
 
 # Node 24: a maintained LTS (`npm test` also runs the unit tests on it).
 ARG NODE_IMAGE=node:24-slim
@@ -17,7 +18,7 @@ COPY patches ./patches
 # kafkajs carries one patch (patches/, docs/kafkajs.md): linear header and varint code, a native CRC-32C.
 RUN npm ci --ignore-scripts --no-audit --no-fund && npx patch-package
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
+COPY scripts/build.mjs ./scripts/build.mjs
 COPY src ./src
 RUN npm run build
 
@@ -25,8 +26,6 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-# patch-package is a dev dependency: the patched kafkajs comes from the build stage.
-COPY --from=build /app/node_modules/kafkajs ./node_modules/kafkajs
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \

@@ -3,16 +3,48 @@
  * patch-package on install): a record is encoded from a header list and decoded back, and
  * the decoder must hand the list itself (`headerList`), names as raw bytes, in order, a null
  * value kept — what keeps any header name from colliding with an object's internals. An
- * install that skipped the patch (`--ignore-scripts`) is refused at start, not run unsafely.
+ * install that skipped the patch (`--ignore-scripts`) is refused at start, not run unsafely;
+ * so is a bundle built from one (the check reads the kafkajs the bundle holds).
  */
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import type { HeaderList } from '../headers/header-list';
 
 type Encode = (record: { key: null; value: Buffer; headers: unknown }) => { buffer: Buffer };
 type DecoderClass = new (buffer: Buffer) => { readVarInt(): number };
 type Decode = (decoder: InstanceType<DecoderClass>, context: { firstOffset: string; firstTimestamp: string }) => { headerList?: unknown };
+
+/** kafkajs's record encoder, its decoder class and its record decoder. */
+export interface RecordCodec {
+  encode: Encode;
+  Decoder: DecoderClass;
+  decode: Decode;
+}
+
+/**
+ * The record codec of the kafkajs this process runs: literal requires, so the bundle
+ * (scripts/build.mjs) holds the very modules its kafkajs uses, and under tsx or jest they are
+ * node_modules' own.
+ */
+// kafkajs's inner modules have no types; `require`, with literal names, is what esbuild follows.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const runningCodec = (): RecordCodec => ({
+  encode: require('kafkajs/src/protocol/recordBatch/record/v0') as Encode,
+  Decoder: require('kafkajs/src/protocol/decoder') as DecoderClass,
+  decode: require('kafkajs/src/protocol/recordBatch/record/v0/decoder') as Decode,
+});
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+/** The record codec of the kafkajs installed at `kafkajsDir` (a copy, say). */
+export const codecIn = (kafkajsDir: string): RecordCodec => {
+  const load = createRequire(join(kafkajsDir, 'package.json'));
+  return {
+    encode: load('./src/protocol/recordBatch/record/v0') as Encode,
+    Decoder: load('./src/protocol/decoder') as DecoderClass,
+    decode: load('./src/protocol/recordBatch/record/v0/decoder') as Decode,
+  };
+};
 
 const PROBE: HeaderList = [
   { key: '__proto__', value: Buffer.from([0xff, 0x00]) },
@@ -25,16 +57,13 @@ const PROBE: HeaderList = [
 const FIX = 'reinstall with install scripts on (`npm ci`; a production install runs `patch-package` too), or run `npx patch-package` where sluice is installed';
 
 /**
- * Throws INTERNAL (exit 3) with one line naming the fix when the kafkajs in use (or the one in
- * `kafkajsDir`) is not patched.
+ * Throws INTERNAL (exit 3) with one line naming the fix when the kafkajs in use (or the codec
+ * given) is not patched.
  */
-export const checkKafkajsPatch = (kafkajsDir = dirname(require.resolve('kafkajs/package.json'))): void => {
-  const load = createRequire(join(kafkajsDir, 'package.json'));
+export const checkKafkajsPatch = (codec?: RecordCodec): void => {
   let problem: string | undefined;
   try {
-    const encode = load('./src/protocol/recordBatch/record/v0') as Encode;
-    const Decoder = load('./src/protocol/decoder') as DecoderClass;
-    const decode = load('./src/protocol/recordBatch/record/v0/decoder') as Decode;
+    const { encode, Decoder, decode } = codec ?? runningCodec();
     const decoder = new Decoder(encode({ key: null, value: Buffer.from('v'), headers: PROBE }).buffer);
     decoder.readVarInt(); // the record's length
     const list = decode(decoder, { firstOffset: '0', firstTimestamp: '0' }).headerList;

@@ -69,9 +69,12 @@ export interface Sidecar {
 const joinedGroups = (lines: string[]): Set<string> =>
   new Set(lines.filter((l) => l.includes('"msg":"joined the group"')).map((l) => /"group":"([^"]*)"/.exec(l)?.[1] ?? ''));
 
-export const startSidecar = (scenario: Scenario, env: Record<string, string> = {}): Sidecar => {
+/** How node runs sluice: the source with tsx's loader, or a built `main.js` (built-artifact.test.ts). */
+const FROM_SOURCE = ['--import', 'tsx', 'src/main.ts'];
+
+export const startSidecar = (scenario: Scenario, env: Record<string, string> = {}, program: readonly string[] = FROM_SOURCE): Sidecar => {
   // node with tsx's loader rather than the tsx CLI: one process, which gets the signals itself.
-  const owned = spawnOwned(process.execPath, ['--import', 'tsx', 'src/main.ts', 'run'], {
+  const owned = spawnOwned(process.execPath, [...program, 'run'], {
     cwd: ROOT,
     env: { ...process.env, ...scenario.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

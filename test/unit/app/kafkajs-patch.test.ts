@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { checkKafkajsPatch } from '../../../src/app/kafkajs-patch';
+import { checkKafkajsPatch, codecIn } from '../../../src/app/kafkajs-patch';
 
 const root = resolve(__dirname, '../../..');
 
@@ -21,7 +21,7 @@ describe('the kafkajs patch check', () => {
       execFileSync('git', ['apply', '-R', '--directory=node_modules/kafkajs', '-p3', '-'], { cwd: work, input: patch, stdio: ['pipe', 'pipe', 'pipe'] });
       let error: unknown;
       try {
-        checkKafkajsPatch(kafkajs);
+        checkKafkajsPatch(codecIn(kafkajs));
       } catch (e) {
         error = e;
       }
