@@ -22,13 +22,12 @@ export interface RecordCodec {
   decode: Decode;
 }
 
-/**
- * The record codec of the kafkajs this process runs: literal requires, so the bundle
- * (scripts/build.mjs) holds the very modules its kafkajs uses, and under tsx or jest they are
- * node_modules' own.
- */
-// kafkajs's inner modules have no types; `require`, with literal names, is what esbuild follows.
+// kafkajs's inner modules have no types; `require` with literal names is what esbuild follows.
 /* eslint-disable @typescript-eslint/no-require-imports */
+/**
+ * The record codec of the kafkajs this process runs: the bundle (scripts/build.mjs) holds these
+ * very modules, the ones its kafkajs uses; under tsx or jest they are node_modules' own.
+ */
 const runningCodec = (): RecordCodec => ({
   encode: require('kafkajs/src/protocol/recordBatch/record/v0') as Encode,
   Decoder: require('kafkajs/src/protocol/decoder') as DecoderClass,
