@@ -8,8 +8,11 @@
  * on the bench machine, included), the wall time per message in the first 20,000 (cold) and in
  * the second half (warm), and the store's calls (decide rounds and lease renewals). Medians of 5 runs a side,
  * alternated: one run varies by ±0.5 µs.
- *   SLUICE_REDIS_URL=redis://127.0.0.1:6379 npx tsx bench/micro/path.ts [messages] [code: src/ (default), dist/, or another checkout's]
- * (dist/ after `npm run build`: a profile of it names functions and lines as written.)
+ *   SLUICE_REDIS_URL=redis://127.0.0.1:6379 npx tsx bench/micro/path.ts [messages] [code: src/ (default), another checkout's, or a tsc build]
+ * (A tsc build — `npx tsc -p tsconfig.build.json --outDir node_modules/.cache/sluice-tsc`, under
+ * node_modules so it finds the dependencies, then each src/<folder>/lua copied to that folder's
+ * <folder>/lua — makes a profile name functions and lines as written. dist/ is one bundled file
+ * since 1b2964c: this harness needs the modules apart.)
  * Environment: PRODUCERS (100), HEADERS (2 besides the producer's), VALUE (bytes, 100),
  * PROF=file.cpuprofile (a CPU profile of the measured part), HEAP_PROF=file.heapprofile (its
  * allocations, sampled every 4 KiB, those collected since too). The Redis is flushed first.
