@@ -6,8 +6,6 @@
  * install that skipped the patch (`--ignore-scripts`) is refused at start, not run unsafely;
  * so is a bundle built from one (the check reads the kafkajs the bundle holds).
  */
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import type { HeaderList } from '../headers/header-list';
 
@@ -15,7 +13,7 @@ type Encode = (record: { key: null; value: Buffer; headers: unknown }) => { buff
 type DecoderClass = new (buffer: Buffer) => { readVarInt(): number };
 type Decode = (decoder: InstanceType<DecoderClass>, context: { firstOffset: string; firstTimestamp: string }) => { headerList?: unknown };
 
-/** kafkajs's record encoder, its decoder class and its record decoder. */
+/** kafkajs's record encoder, its decoder class and its record decoder (`src/protocol/...`). */
 export interface RecordCodec {
   encode: Encode;
   Decoder: DecoderClass;
@@ -34,16 +32,6 @@ const runningCodec = (): RecordCodec => ({
   decode: require('kafkajs/src/protocol/recordBatch/record/v0/decoder') as Decode,
 });
 /* eslint-enable @typescript-eslint/no-require-imports */
-
-/** The record codec of the kafkajs installed at `kafkajsDir` (a copy, say). */
-export const codecIn = (kafkajsDir: string): RecordCodec => {
-  const load = createRequire(join(kafkajsDir, 'package.json'));
-  return {
-    encode: load('./src/protocol/recordBatch/record/v0') as Encode,
-    Decoder: load('./src/protocol/decoder') as DecoderClass,
-    decode: load('./src/protocol/recordBatch/record/v0/decoder') as Decode,
-  };
-};
 
 const PROBE: HeaderList = [
   { key: '__proto__', value: Buffer.from([0xff, 0x00]) },

@@ -1,10 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { checkKafkajsPatch, codecIn } from '../../../src/app/kafkajs-patch';
+import { checkKafkajsPatch, type RecordCodec } from '../../../src/app/kafkajs-patch';
 
 const root = resolve(__dirname, '../../..');
+
+/** The record codec of the kafkajs installed at `kafkajsDir` (the check's own is the running kafkajs's). */
+const codecIn = (kafkajsDir: string): RecordCodec => {
+  const load = createRequire(join(kafkajsDir, 'package.json'));
+  return {
+    encode: load('./src/protocol/recordBatch/record/v0') as RecordCodec['encode'],
+    Decoder: load('./src/protocol/decoder') as RecordCodec['Decoder'],
+    decode: load('./src/protocol/recordBatch/record/v0/decoder') as RecordCodec['decode'],
+  };
+};
 
 describe('the kafkajs patch check', () => {
   it('passes on the installed, patched kafkajs', () => {
