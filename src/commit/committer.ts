@@ -37,6 +37,8 @@ export interface OffsetTracker {
   /** Commit points that moved since they were last marked committed. */
   pending(): { topic: string; partition: number; offset: number }[];
   markCommitted(topic: string, partition: number, offset: number): void;
+  /** Nothing of this partition is left to acknowledge or to commit (every message taken acknowledged, their prefix committed). */
+  settled(topic: string, partition: number): boolean;
   /** Forget partitions this member no longer owns (acks for them then go nowhere). */
   retain(assigned: { topic: string; partitions: number[] }[]): void;
   inFlight(): number;
@@ -117,6 +119,10 @@ export const createOffsetTracker = (): OffsetTracker => {
     markCommitted(topic, partition, offset) {
       const entry = partitions.get(keyOf(topic, partition));
       if (entry && offset > entry.state.committed) entry.state.committed = offset;
+    },
+    settled(topic, partition) {
+      const entry = partitions.get(keyOf(topic, partition));
+      return entry === undefined || (entry.state.commitPoint() === undefined && entry.state.inFlight() === 0);
     },
     retain(assigned) {
       const keep = new Set(assigned.flatMap(({ topic, partitions: ps }) => ps.map((p) => keyOf(topic, p))));

@@ -223,23 +223,22 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   };
 
   /**
-   * After the final commit of partitions lost (what was held parked, the writes settled): what
-   * is still uncommitted is committed again for up to the margin of the hand-off bound, then
-   * their fences are released, so their new owner starts from that commit.
+   * After the final commit of partitions lost (what was held parked): until every message taken
+   * from them is acknowledged and committed — for up to the margin of the hand-off bound — it
+   * commits again, then their fences are released, so their new owner starts from that commit.
+   * The flow's wait for its writes has a timer that a frozen process (SIGSTOP, a long GC pause)
+   * finds run out at once: a write still under way then was not in that commit, and releasing
+   * at once let the new owner read it again (rebalance-stopped-owner's duplicates).
    */
   const releaseLost = async (lost: Part[], since: number): Promise<void> => {
     if (!fence || lost.length === 0) return;
-    const key = ({ topic, partition }: Part): string => `${topic}/${partition}`;
-    const uncommitted = (): Part[] => {
-      const pending = new Set(tracker.pending().map(key));
-      return lost.filter((part) => pending.has(key(part)));
-    };
-    while (uncommitted().length > 0 && Date.now() < since + HANDOFF_BOUND_MS - 500 && !stopping) {
-      await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    const unsettled = (): Part[] => lost.filter(({ topic, partition }) => !tracker.settled(topic, partition));
+    while (unsettled().length > 0 && Date.now() < since + HANDOFF_BOUND_MS - 500 && !stopping) {
+      await new Promise((resolve) => setTimeout(resolve, 20).unref());
       await committer.commitNow();
     }
-    const left = uncommitted();
-    if (left.length > 0) logger.warn({ partitions: left }, 'partitions lost could not be committed in time; their new owner starts from their last commit (what was sent since may be sent again)');
+    const left = unsettled();
+    if (left.length > 0) logger.warn({ partitions: left }, 'partitions lost were not acknowledged and committed in time; their new owner starts from their last commit (what was sent since may be sent again)');
     await fence.release(lost);
   };
 

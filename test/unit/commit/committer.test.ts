@@ -124,6 +124,37 @@ describe('when acknowledgements come in any order, some twice', () => {
   });
 });
 
+describe('whether a partition is settled (the hand-off releases a partition lost only then)', () => {
+  it('is not while any message taken is unacknowledged or the acknowledged prefix is uncommitted, in any order of acks and commits', () => {
+    fc.assert(fc.property(
+      fc.uniqueArray(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 20 }).map((offsets) => offsets.sort((a, b) => a - b)),
+      fc.array(fc.oneof(fc.nat().map((n) => ({ ack: n })), fc.constant({ commit: true })), { maxLength: 60 }),
+      (offsets, steps) => {
+        const tracker = createOffsetTracker();
+        const p = tracker.partition('t', 0);
+        for (const o of offsets) p.add(o);
+        const acked = new Set<number>();
+        let committed = -1;
+        for (const step of steps) {
+          if ('ack' in step) {
+            const offset = offsets[step.ack % offsets.length];
+            p.ack(offset);
+            acked.add(offset);
+          } else {
+            for (const point of tracker.pending()) {
+              tracker.markCommitted(point.topic, point.partition, point.offset);
+              committed = point.offset;
+            }
+          }
+          const everyAcked = offsets.every((o) => acked.has(o));
+          expect(tracker.settled('t', 0)).toBe(everyAcked && committed === offsets[offsets.length - 1] + 1);
+        }
+      },
+    ));
+    expect(createOffsetTracker().settled('t', 0)).toBe(true); // nothing taken
+  });
+});
+
 describe('when the group is rebalancing during a commit', () => {
   it('does not throw and commits the same point on the next try', async () => {
     const tracker = createOffsetTracker();

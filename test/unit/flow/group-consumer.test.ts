@@ -235,6 +235,41 @@ describe('when a partition moves to another member (hand-off fences, issue 28)',
   });
 });
 
+describe('when the old owner was frozen at its join (rebalance-stopped-owner)', () => {
+  it('releases a partition lost only once what it took from it is acknowledged and committed, though its wait for the writes ended first', async () => {
+    const store = memoryFences();
+    const fences = { store, keyPrefix: 'p:' };
+    // The flow's wait for its writes (src/flow/flow.ts) races a 2 s timer, which a process frozen
+    // for 2 s finds run out at once: the join's work ends while the parked write is under way.
+    let park = async (): Promise<void> => undefined;
+    const oldOwner = build({ handoffMs: 3_000, fences, onJoin: () => park() });
+    const newOwner = build({ handoffMs: 3_000, fences });
+    for (const c of [oldOwner, newOwner]) c.admin.members = 2;
+    await oldOwner.group.start(async () => undefined);
+    await newOwner.group.start(async () => undefined);
+    oldOwner.join({ 't.5s': [0, 1] }, 'a');
+    await until(() => oldOwner.paused.size === 0);
+    const offsets = oldOwner.tracker.partition('t.5s', 1);
+    offsets.track(10)();
+    const parked = offsets.track(11);
+    const acked = offsets.track(12); // acknowledged, but behind 11: not committable before it
+    acked();
+    park = async () => void setTimeout(parked, 400);
+    oldOwner.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
+      for (const p of points as { topic: string; partition: number; offset: string }[]) newOwner.committed.set(p.topic, [{ partition: p.partition, offset: p.offset }]);
+    });
+    await oldOwner.group.commitNow();
+    expect(newOwner.committed.get('t.5s')).toEqual([{ partition: 1, offset: '11' }]);
+    const startedAt = Date.now();
+    newOwner.join({ 't.5s': [1] }, 'b');
+    oldOwner.join({ 't.5s': [0] }, 'a');
+    await waitFor(() => !newOwner.paused.has('t.5s/1'), { timeoutMs: 3_000, intervalMs: 5, message: 'the partition to start' });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(390); // not before the parked write was acknowledged
+    expect(newOwner.consumer.seek).toHaveBeenLastCalledWith({ topic: 't.5s', partition: 1, offset: '13' });
+    await Promise.all([oldOwner.group.stop(Date.now() + 1_000), newOwner.group.stop(Date.now() + 1_000)]);
+  });
+});
+
 describe('when the broker stalled and dropped the members of the group (broker-pause-rejoin)', () => {
   /** Two consumers sharing fences: `a` owns t.5s/1 and `b` t.5s/0, both started and reading. */
   const twoOwners = async (handoffMs: number, park: { slow: () => Promise<void> }) => {
