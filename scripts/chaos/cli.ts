@@ -12,6 +12,8 @@
  *   CHAOS_KAFKA_VERSION=4              broker version (default: the repository's, 3.9.2)
  *   CHAOS_LOG_LEVEL=debug              the replicas' log level (default warn)
  *   SLUICE_ROOT_UNDER_TEST=DIR         run the sluice of another work tree
+ *   CHAOS_REPEAT=5                     rounds of the repeated faults (default 20)
+ *   CHAOS_STOP_MS=2000-2400            rebalance-stopped-owner's freeze of the old owner (default 1000-2000)
  *
  * Exit 0 when every invariant held, 1 when one broke, 2 when the suite could not run or judge a
  * scenario (services did not start, a scenario threw, unknown scenario name). Replica and

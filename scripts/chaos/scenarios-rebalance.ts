@@ -5,7 +5,7 @@
  *   consumer (both replicas, both groups) must be back in its group, the group Stable, within a
  *   session timeout — kafkajs rejoins by itself, or sluice's watchdog (src/flow/group-consumer.ts)
  *   disconnects and runs the consumer again; nothing lost over the whole run;
- * - rebalance-stopped-owner: a replica carrying a backlog is SIGSTOPped for 1–2 s the moment it
+ * - rebalance-stopped-owner: a replica carrying a backlog is SIGSTOPped for 1–2 s (CHAOS_STOP_MS) the moment it
  *   logs its join of the rebalance a new replica causes (its partitions lost being parked and
  *   committed), then SIGTERMed once the new one is ready, which carries on into the next round:
  *   no message is forwarded twice (the hand-off fences, src/flow/handoff-fence.ts), none lost.
@@ -22,6 +22,8 @@ const REPEAT = Number(process.env.CHAOS_REPEAT ?? 20);
 const SESSION_MS = 10_000;
 /** CHAOS_PAUSE_MS=12000-14000: another range of pauses (the longer ones fence the broker from its own controller more often). */
 const PAUSE_MS = (process.env.CHAOS_PAUSE_MS?.split('-').map(Number) ?? [8_000, 14_000]) as [number, number];
+/** CHAOS_STOP_MS=2000-2400: how long rebalance-stopped-owner freezes the old owner (past 2 s its wait for its writes has run out when it wakes). */
+const STOP_MS = (process.env.CHAOS_STOP_MS?.split('-').map(Number) ?? [1_000, 2_000]) as [number, number];
 /** A scenario of 20 rounds outlasts the suite's 4 minutes per scenario. */
 const TIMEOUT_MS = 30 * 60_000;
 
@@ -100,7 +102,7 @@ const ingressJoins = (r: Replica): number =>
 
 export const rebalanceStoppedOwner: Scenario = {
   name: 'rebalance-stopped-owner',
-  what: `a replica SIGSTOPped 1–2 s at its join of the rebalance a new replica causes, ${REPEAT} times: no message forwarded twice`,
+  what: `a replica SIGSTOPped ${STOP_MS[0] / 1000}–${STOP_MS[1] / 1000} s at its join of the rebalance a new replica causes, ${REPEAT} times: no message forwarded twice`,
   timeoutMs: TIMEOUT_MS,
   async run(ctx) {
     const settings = { ...TIER_SETTINGS, SLUICE_LOG_LEVEL: 'info' };
@@ -126,7 +128,7 @@ export const rebalanceStoppedOwner: Scenario = {
         pauseGroup(old.pid);
         stoppedAt = Date.now();
       });
-      const stopMs = 1_000 + Math.round(Math.random() * 1_000);
+      const stopMs = STOP_MS[0] + Math.round(Math.random() * (STOP_MS[1] - STOP_MS[0]));
       let next: Replica | undefined;
       try {
         next = await startReplica(s);
@@ -154,7 +156,7 @@ export const rebalanceStoppedOwner: Scenario = {
     const expired = current ? readFileSync(current.log, 'utf8').split('\n').filter((l) => l.includes('hand-off bound')).length : 0;
     return [{
       scenario: 'rebalance-stopped-owner',
-      invariant: `${REPEAT} rebalances with the old owner SIGSTOPped 1–2 s at its join: lost 0; duplicates 0; the last replica up`,
+      invariant: `${REPEAT} rebalances with the old owner SIGSTOPped ${STOP_MS[0] / 1000}–${STOP_MS[1] / 1000} s at its join: lost 0; duplicates 0; the last replica up`,
       measured: `stopped in ${stops.length} of ${REPEAT} rounds (${fmtMs(stops)}); lost ${t.lost}; duplicates ${t.duplicates}; last replica ${fmtLive(st.live)}; hand-off waits expired (last replica's log) ${expired}`,
       pass: stops.length === REPEAT && t.lost === 0 && t.duplicates === 0 && st.live.every(up) && rounds.length === 0,
       dir: s.dir,
