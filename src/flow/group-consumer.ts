@@ -30,7 +30,7 @@ import { createCommitter, type OffsetTracker } from '../commit/committer';
 import type { Metrics } from '../metrics/types';
 import { setTimer } from '../timers';
 import { ownerOf } from './flow-item';
-import { createHandoffFence, type FenceStore, HANDOFF_BOUND_MS, type Part } from './handoff-fence';
+import { createHandoffFence, type FenceStore, type Part } from './handoff-fence';
 import { type Assignment, createPartitionPauser, type PartitionPauser } from './partition-pauser';
 
 /**
@@ -223,23 +223,32 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   };
 
   /**
-   * After the final commit of partitions lost (what was held parked): until every message taken
-   * from them is acknowledged and committed — for up to the margin of the hand-off bound — it
-   * commits again, then their fences are released, so their new owner starts from that commit.
+   * After the final commit of partitions lost (what was held parked): the fence of each is
+   * released once it is settled — every message taken from it acknowledged, and committed — so
+   * its new owner starts from that commit. Until then, for up to the hand-off bound, it commits
+   * again. One not settled by then keeps its fence (no longer renewed, it expires): its new
+   * owner's wait runs out, counted, and it starts from the last commit.
    * The flow's wait for its writes has a timer that a frozen process (SIGSTOP, a long GC pause)
    * finds run out at once: a write still under way then was not in that commit, and releasing
    * at once let the new owner read it again (rebalance-stopped-owner's duplicates).
    */
   const releaseLost = async (lost: Part[], since: number): Promise<void> => {
     if (!fence || lost.length === 0) return;
-    const unsettled = (): Part[] => lost.filter(({ topic, partition }) => !tracker.settled(topic, partition));
-    while (unsettled().length > 0 && Date.now() < since + HANDOFF_BOUND_MS - 500 && !stopping) {
+    const settled = ({ topic, partition }: Part): boolean => tracker.settled(topic, partition);
+    let released: Part[] = [];
+    const releaseSettled = async (): Promise<void> => {
+      const now = lost.filter((part) => settled(part) && !released.includes(part));
+      released = [...released, ...now];
+      if (now.length > 0) await fence.release(now);
+    };
+    await releaseSettled();
+    while (released.length < lost.length && Date.now() < since + handoffMs && !stopping) {
       await new Promise((resolve) => setTimeout(resolve, 20).unref());
       await committer.commitNow();
+      await releaseSettled();
     }
-    const left = unsettled();
-    if (left.length > 0) logger.warn({ partitions: left }, 'partitions lost were not acknowledged and committed in time; their new owner starts from their last commit (what was sent since may be sent again)');
-    await fence.release(lost);
+    const left = lost.filter((part) => !released.includes(part));
+    if (left.length > 0) logger.warn({ partitions: left }, 'partitions lost were not acknowledged and committed within the hand-off bound: their fences are left to expire, and their new owner starts them from their last commit when its wait runs out (what was sent since may be sent again)');
   };
 
   consumer.on(consumer.events.REBALANCING, () => {

@@ -270,6 +270,29 @@ describe('when the old owner was frozen at its join (rebalance-stopped-owner)', 
   });
 });
 
+describe('when the old owner cannot settle a partition lost within the hand-off bound', () => {
+  it('keeps its fence, so the new owner\'s wait runs out and is counted, rather than releasing it unsettled', async () => {
+    const store = memoryFences();
+    const fences = { store, keyPrefix: 'p:' };
+    const expired = jest.fn();
+    const oldOwner = build({ handoffMs: 3_500, fences });
+    const newOwner = build({ handoffMs: 3_500, fences, metrics: { ...noMetrics, handoffWaitExpired: expired } });
+    for (const c of [oldOwner, newOwner]) c.admin.members = 2;
+    await oldOwner.group.start(async () => undefined);
+    await newOwner.group.start(async () => undefined);
+    oldOwner.join({ 't.5s': [0, 1] }, 'a');
+    await until(() => oldOwner.paused.size === 0);
+    oldOwner.tracker.partition('t.5s', 1).track(11); // a write never acknowledged (a broker refusing it)
+    const startedAt = Date.now();
+    newOwner.join({ 't.5s': [1] }, 'b');
+    oldOwner.join({ 't.5s': [0] }, 'a');
+    await waitFor(() => !newOwner.paused.has('t.5s/1'), { timeoutMs: 6_000, intervalMs: 5, message: 'the partition to start' });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(3_400); // the new owner's whole bound
+    expect(expired).toHaveBeenCalledWith('g', 'timeout', 1);
+    await Promise.all([oldOwner.group.stop(Date.now() + 1_000), newOwner.group.stop(Date.now() + 1_000)]);
+  });
+});
+
 describe('when the broker stalled and dropped the members of the group (broker-pause-rejoin)', () => {
   /** Two consumers sharing fences: `a` owns t.5s/1 and `b` t.5s/0, both started and reading. */
   const twoOwners = async (handoffMs: number, park: { slow: () => Promise<void> }) => {
