@@ -235,11 +235,14 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   const releaseLost = async (lost: Part[], since: number): Promise<void> => {
     if (!fence || lost.length === 0) return;
     const settled = ({ topic, partition }: Part): boolean => tracker.settled(topic, partition);
+    // Assigned to this member again by a later join meanwhile: its fence is this member's again.
+    const mineAgain = (part: Part): boolean => partsOf(assigned).some((p) => p.topic === part.topic && p.partition === part.partition);
     let released: Part[] = [];
     const releaseSettled = async (): Promise<void> => {
-      const now = lost.filter((part) => settled(part) && !released.includes(part));
+      const now = lost.filter((part) => !released.includes(part) && (mineAgain(part) || settled(part)));
       released = [...released, ...now];
-      if (now.length > 0) await fence.release(now);
+      const free = now.filter((part) => !mineAgain(part));
+      if (free.length > 0) await fence.release(free);
     };
     await releaseSettled();
     while (released.length < lost.length && Date.now() < since + handoffMs && !stopping) {

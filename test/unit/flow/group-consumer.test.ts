@@ -191,18 +191,24 @@ const memoryFences = (): FenceStore & { values: Map<string, string> } => {
   };
 };
 
+/** Two members sharing fences, the old one owning t.5s/0 and t.5s/1 (its fences set), before the new one joins. */
+const twoOwners = async ({ handoffMs, onJoin, metrics }: { handoffMs: number; onJoin?: () => Promise<void>; metrics?: GroupConsumerOptions['metrics'] }) => {
+  const store = memoryFences();
+  const fences = { store, keyPrefix: 'p:' };
+  const oldOwner = build({ handoffMs, fences, ...(onJoin ? { onJoin } : {}) });
+  const newOwner = build({ handoffMs, fences, ...(metrics ? { metrics } : {}) });
+  for (const c of [oldOwner, newOwner]) c.admin.members = 2;
+  await oldOwner.group.start(async () => undefined);
+  await newOwner.group.start(async () => undefined);
+  oldOwner.join({ 't.5s': [0, 1] }, 'a');
+  await until(() => oldOwner.paused.size === 0);
+  return { store, oldOwner, newOwner };
+};
+
 describe('when a partition moves to another member (hand-off fences, issue 28)', () => {
   it('the new owner starts it only once the old owner released it after its final commit, from that commit, however slow the old owner is', async () => {
-    const store = memoryFences();
-    const fences = { store, keyPrefix: 'p:' };
     let park = async (): Promise<void> => undefined;
-    const oldOwner = build({ handoffMs: 3_000, fences, onJoin: () => park() });
-    const newOwner = build({ handoffMs: 3_000, fences });
-    for (const c of [oldOwner, newOwner]) c.admin.members = 2;
-    await oldOwner.group.start(async () => undefined);
-    await newOwner.group.start(async () => undefined);
-    oldOwner.join({ 't.5s': [0, 1] }, 'a');
-    await until(() => oldOwner.paused.size === 0);
+    const { store, oldOwner, newOwner } = await twoOwners({ handoffMs: 3_000, onJoin: () => park() });
     expect([...store.values.keys()].sort()).toEqual(['p:handoff:{g}:t.5s:0', 'p:handoff:{g}:t.5s:1']);
     // The old owner has acknowledged offsets 10-11 of t.5s/1 and holds 12, which it parks at the
     // join — slowly: 600 ms (a stopped process, a slow broker), far beyond the old fixed 300 ms.
@@ -237,18 +243,10 @@ describe('when a partition moves to another member (hand-off fences, issue 28)',
 
 describe('when the old owner was frozen at its join (rebalance-stopped-owner)', () => {
   it('releases a partition lost only once what it took from it is acknowledged and committed, though its wait for the writes ended first', async () => {
-    const store = memoryFences();
-    const fences = { store, keyPrefix: 'p:' };
     // The flow's wait for its writes (src/flow/flow.ts) races a 2 s timer, which a process frozen
     // for 2 s finds run out at once: the join's work ends while the parked write is under way.
     let park = async (): Promise<void> => undefined;
-    const oldOwner = build({ handoffMs: 3_000, fences, onJoin: () => park() });
-    const newOwner = build({ handoffMs: 3_000, fences });
-    for (const c of [oldOwner, newOwner]) c.admin.members = 2;
-    await oldOwner.group.start(async () => undefined);
-    await newOwner.group.start(async () => undefined);
-    oldOwner.join({ 't.5s': [0, 1] }, 'a');
-    await until(() => oldOwner.paused.size === 0);
+    const { oldOwner, newOwner } = await twoOwners({ handoffMs: 3_000, onJoin: () => park() });
     const offsets = oldOwner.tracker.partition('t.5s', 1);
     offsets.track(10)();
     const parked = offsets.track(11);
@@ -272,16 +270,8 @@ describe('when the old owner was frozen at its join (rebalance-stopped-owner)', 
 
 describe('when the old owner cannot settle a partition lost within the hand-off bound', () => {
   it('keeps its fence, so the new owner\'s wait runs out and is counted, rather than releasing it unsettled', async () => {
-    const store = memoryFences();
-    const fences = { store, keyPrefix: 'p:' };
     const expired = jest.fn();
-    const oldOwner = build({ handoffMs: 3_500, fences });
-    const newOwner = build({ handoffMs: 3_500, fences, metrics: { ...noMetrics, handoffWaitExpired: expired } });
-    for (const c of [oldOwner, newOwner]) c.admin.members = 2;
-    await oldOwner.group.start(async () => undefined);
-    await newOwner.group.start(async () => undefined);
-    oldOwner.join({ 't.5s': [0, 1] }, 'a');
-    await until(() => oldOwner.paused.size === 0);
+    const { oldOwner, newOwner } = await twoOwners({ handoffMs: 3_500, metrics: { ...noMetrics, handoffWaitExpired: expired } });
     oldOwner.tracker.partition('t.5s', 1).track(11); // a write never acknowledged (a broker refusing it)
     const startedAt = Date.now();
     newOwner.join({ 't.5s': [1] }, 'b');
@@ -289,6 +279,22 @@ describe('when the old owner cannot settle a partition lost within the hand-off 
     await waitFor(() => !newOwner.paused.has('t.5s/1'), { timeoutMs: 6_000, intervalMs: 5, message: 'the partition to start' });
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(3_400); // the new owner's whole bound
     expect(expired).toHaveBeenCalledWith('g', 'timeout', 1);
+    await Promise.all([oldOwner.group.stop(Date.now() + 1_000), newOwner.group.stop(Date.now() + 1_000)]);
+  });
+});
+
+describe('when a partition lost comes back to its old owner before it was settled', () => {
+  it('keeps its fence as this member\'s (no release of a partition it owns again)', async () => {
+    const { store, oldOwner, newOwner } = await twoOwners({ handoffMs: 3_500 });
+    const write = oldOwner.tracker.partition('t.5s', 1).track(11);
+    newOwner.join({ 't.5s': [1] }, 'b');
+    oldOwner.join({ 't.5s': [0] }, 'a');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    oldOwner.join({ 't.5s': [0, 1] }, 'a'); // the new member left again: both back
+    write();
+    await oldOwner.group.commitNow();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the release loop's next turns
+    expect(store.values.get('p:handoff:{g}:t.5s:1')).toMatch(/:a$/);
     await Promise.all([oldOwner.group.stop(Date.now() + 1_000), newOwner.group.stop(Date.now() + 1_000)]);
   });
 });
