@@ -227,7 +227,8 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
    * released once it is settled — every message taken from it acknowledged, and committed — so
    * its new owner starts from that commit. Until then, for up to the hand-off bound, it commits
    * again. One not settled by then keeps its fence (no longer renewed, it expires): its new
-   * owner's wait runs out, counted, and it starts from the last commit.
+   * owner's wait runs out, counted, and it starts from the last commit. One a later join gave back
+   * to this member meanwhile is not released (its fence is this member's again).
    * The flow's wait for its writes has a timer that a frozen process (SIGSTOP, a long GC pause)
    * finds run out at once: a write still under way then was not in that commit, and releasing
    * at once let the new owner read it again (rebalance-stopped-owner's duplicates).
@@ -237,20 +238,21 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
     const settled = ({ topic, partition }: Part): boolean => tracker.settled(topic, partition);
     // Assigned to this member again by a later join meanwhile: its fence is this member's again.
     const mineAgain = (part: Part): boolean => partsOf(assigned).some((p) => p.topic === part.topic && p.partition === part.partition);
-    let released: Part[] = [];
+    /** Released, or assigned back: nothing left to do for them. */
+    let done: Part[] = [];
     const releaseSettled = async (): Promise<void> => {
-      const now = lost.filter((part) => !released.includes(part) && (mineAgain(part) || settled(part)));
-      released = [...released, ...now];
+      const now = lost.filter((part) => !done.includes(part) && (mineAgain(part) || settled(part)));
+      done = [...done, ...now];
       const free = now.filter((part) => !mineAgain(part));
       if (free.length > 0) await fence.release(free);
     };
     await releaseSettled();
-    while (released.length < lost.length && Date.now() < since + handoffMs && !stopping) {
+    while (done.length < lost.length && Date.now() < since + handoffMs && !stopping) {
       await new Promise((resolve) => setTimeout(resolve, 20).unref());
       await committer.commitNow();
       await releaseSettled();
     }
-    const left = lost.filter((part) => !released.includes(part));
+    const left = lost.filter((part) => !done.includes(part));
     if (left.length > 0) logger.warn({ partitions: left }, 'partitions lost were not acknowledged and committed within the hand-off bound: their fences are left to expire, and their new owner starts them from their last commit when its wait runs out (what was sent since may be sent again)');
   };
 
