@@ -191,24 +191,33 @@ const memoryFences = (): FenceStore & { values: Map<string, string> } => {
   };
 };
 
-/** Two members sharing fences, the old one owning t.5s/0 and t.5s/1 (its fences set), before the new one joins. */
-const twoOwners = async ({ handoffMs, onJoin, metrics }: { handoffMs: number; onJoin?: () => Promise<void>; metrics?: GroupConsumerOptions['metrics'] }) => {
+/**
+ * Two members sharing fences, started, each joined with its first partitions of t.5s: `a` (which
+ * runs `onJoin` at its joins) and `b` (which counts its expired waits in `expired`); what `a`
+ * commits is what `b` reads.
+ */
+const sharingFences = async (handoffMs: number, first: { a: number[]; b: number[] }, onJoin?: () => Promise<void>) => {
   const store = memoryFences();
   const fences = { store, keyPrefix: 'p:' };
-  const oldOwner = build({ handoffMs, fences, ...(onJoin ? { onJoin } : {}) });
-  const newOwner = build({ handoffMs, fences, ...(metrics ? { metrics } : {}) });
-  for (const c of [oldOwner, newOwner]) c.admin.members = 2;
-  await oldOwner.group.start(async () => undefined);
-  await newOwner.group.start(async () => undefined);
-  oldOwner.join({ 't.5s': [0, 1] }, 'a');
-  await until(() => oldOwner.paused.size === 0);
-  return { store, oldOwner, newOwner };
+  const expired = jest.fn();
+  const a = build({ handoffMs, fences, ...(onJoin ? { onJoin } : {}) });
+  const b = build({ handoffMs, fences, metrics: { ...noMetrics, handoffWaitExpired: expired } });
+  for (const c of [a, b]) c.admin.members = 2;
+  await a.group.start(async () => undefined);
+  await b.group.start(async () => undefined);
+  a.join({ 't.5s': first.a }, 'a1');
+  if (first.b.length > 0) b.join({ 't.5s': first.b }, 'b1');
+  await until(() => a.paused.size === 0 && b.paused.size === 0);
+  a.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
+    for (const x of points as { topic: string; partition: number; offset: string }[]) b.committed.set(x.topic, [{ partition: x.partition, offset: x.offset }]);
+  });
+  return { store, a, b, expired };
 };
 
 describe('when a partition moves to another member (hand-off fences, issue 28)', () => {
   it('the new owner starts it only once the old owner released it after its final commit, from that commit, however slow the old owner is', async () => {
     let park = async (): Promise<void> => undefined;
-    const { store, oldOwner, newOwner } = await twoOwners({ handoffMs: 3_000, onJoin: () => park() });
+    const { store, a: oldOwner, b: newOwner } = await sharingFences(3_000, { a: [0, 1], b: [] }, () => park());
     expect([...store.values.keys()].sort()).toEqual(['p:handoff:{g}:t.5s:0', 'p:handoff:{g}:t.5s:1']);
     // The old owner has acknowledged offsets 10-11 of t.5s/1 and holds 12, which it parks at the
     // join — slowly: 600 ms (a stopped process, a slow broker), far beyond the old fixed 300 ms.
@@ -220,10 +229,6 @@ describe('when a partition moves to another member (hand-off fences, issue 28)',
       held();
       resolve();
     }, 600));
-    // What the old owner commits is what the new owner reads.
-    oldOwner.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
-      for (const p of points as { topic: string; partition: number; offset: string }[]) newOwner.committed.set(p.topic, [{ partition: p.partition, offset: p.offset }]);
-    });
     await oldOwner.group.commitNow();
     expect(newOwner.committed.get('t.5s')).toEqual([{ partition: 1, offset: '12' }]);
     const startedAt = Date.now();
@@ -246,16 +251,13 @@ describe('when the old owner was frozen at its join (rebalance-stopped-owner)', 
     // The flow's wait for its writes (src/flow/flow.ts) races a 2 s timer, which a process frozen
     // for 2 s finds run out at once: the join's work ends while the parked write is under way.
     let park = async (): Promise<void> => undefined;
-    const { oldOwner, newOwner } = await twoOwners({ handoffMs: 3_000, onJoin: () => park() });
+    const { a: oldOwner, b: newOwner } = await sharingFences(3_000, { a: [0, 1], b: [] }, () => park());
     const offsets = oldOwner.tracker.partition('t.5s', 1);
     offsets.track(10)();
     const parked = offsets.track(11);
     const acked = offsets.track(12); // acknowledged, but behind 11: not committable before it
     acked();
     park = async () => void setTimeout(parked, 400);
-    oldOwner.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
-      for (const p of points as { topic: string; partition: number; offset: string }[]) newOwner.committed.set(p.topic, [{ partition: p.partition, offset: p.offset }]);
-    });
     await oldOwner.group.commitNow();
     expect(newOwner.committed.get('t.5s')).toEqual([{ partition: 1, offset: '11' }]);
     const startedAt = Date.now();
@@ -270,8 +272,7 @@ describe('when the old owner was frozen at its join (rebalance-stopped-owner)', 
 
 describe('when the old owner cannot settle a partition lost within the hand-off bound', () => {
   it('keeps its fence, so the new owner\'s wait runs out and is counted, rather than releasing it unsettled', async () => {
-    const expired = jest.fn();
-    const { oldOwner, newOwner } = await twoOwners({ handoffMs: 3_500, metrics: { ...noMetrics, handoffWaitExpired: expired } });
+    const { a: oldOwner, b: newOwner, expired } = await sharingFences(3_500, { a: [0, 1], b: [] });
     oldOwner.tracker.partition('t.5s', 1).track(11); // a write never acknowledged (a broker refusing it)
     const startedAt = Date.now();
     newOwner.join({ 't.5s': [1] }, 'b');
@@ -285,7 +286,7 @@ describe('when the old owner cannot settle a partition lost within the hand-off 
 
 describe('when a partition lost comes back to its old owner before it was settled', () => {
   it('keeps its fence as this member\'s (no release of a partition it owns again)', async () => {
-    const { store, oldOwner, newOwner } = await twoOwners({ handoffMs: 3_500 });
+    const { store, a: oldOwner, b: newOwner } = await sharingFences(3_500, { a: [0, 1], b: [] });
     const write = oldOwner.tracker.partition('t.5s', 1).track(11);
     newOwner.join({ 't.5s': [1] }, 'b');
     oldOwner.join({ 't.5s': [0] }, 'a');
@@ -300,25 +301,8 @@ describe('when a partition lost comes back to its old owner before it was settle
 });
 
 describe('when the broker stalled and dropped the members of the group (broker-pause-rejoin)', () => {
-  /** Two consumers sharing fences: `a` owns t.5s/1 and `b` t.5s/0, both started and reading. */
-  const twoOwners = async (handoffMs: number, park: { slow: () => Promise<void> }) => {
-    const store = memoryFences();
-    const fences = { store, keyPrefix: 'p:' };
-    const expired = jest.fn();
-    const a = build({ handoffMs, fences, onJoin: () => park.slow() });
-    const b = build({ handoffMs, fences, metrics: { ...noMetrics, handoffWaitExpired: expired } });
-    for (const c of [a, b]) c.admin.members = 2;
-    await a.group.start(async () => undefined);
-    await b.group.start(async () => undefined);
-    a.join({ 't.5s': [1] }, 'a1');
-    b.join({ 't.5s': [0] }, 'b1');
-    await until(() => a.paused.size === 0 && b.paused.size === 0);
-    // What `a` commits is what `b` reads.
-    a.consumer.commitOffsets.mockImplementation(async (points: unknown) => {
-      for (const x of points as { topic: string; partition: number; offset: string }[]) b.committed.set(x.topic, [{ partition: x.partition, offset: x.offset }]);
-    });
-    return { store, a, b, expired };
-  };
+  /** `a` owns t.5s/1 and `b` t.5s/0, both started and reading. */
+  const twoOwners = (handoffMs: number, park: { slow: () => Promise<void> }) => sharingFences(handoffMs, { a: [1], b: [0] }, () => park.slow());
 
   it('the member back first, alone in the group, starts no partition of a dropped member before that member released it after its final commit', async () => {
     const park = { slow: async (): Promise<void> => undefined };
