@@ -14,7 +14,8 @@
  * and everything held for partitions lost is parked — `delayed` with its slot kept, a tier
  * message back on a tier — so it is acknowledged and committed before a new owner reads the
  * partition: nothing is sent twice, no slot charged twice. What stays (partitions kept) leaves
- * on its slot: parking it would bring it back late.
+ * on its slot: parking it would bring it back late. A message out being decided again at the join
+ * (its round in Redis) is parked likewise when its round answers.
  */
 import type { Logger } from 'pino';
 import type { BudgetQueue } from '../budget/budget-queue';
@@ -79,7 +80,7 @@ export interface Dispatcher {
   dispatchAll(entries: readonly DispatchEntry[], acks: Acks): void;
   /** A rebalance starts: hold every forward back until resume. */
   handOver(): void;
-  /** The group joined: forward again; park what is still held for partitions lost. */
+  /** The group joined: forward again; park what is still held for partitions lost (and what is out being decided again, once decided). */
   resume(lost: (owner: string) => boolean): void;
 }
 
@@ -250,12 +251,52 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
         unheld(producer);
         toLane(item, attempt, at, spacingMs, queued, ack);
       },
-      // Taken out at shutdown: parked `delayed` with its slot (a tier message goes back to a tier).
       evict: () => {
         unheld(producer);
-        park(item, delayedInfo(item, attempt, at), item.fromTier, counted(item, ack));
+        parkHeld(item, attempt, at, ack);
       },
     });
+  };
+
+  // What is taken out of the hold or the budget's queue (a join lost its partition, a stop) is parked:
+  /** a release `delayed` with its slot (a tier message goes back to a tier); */
+  const parkHeld = (item: FlowItem, attempt: number, at: number, ack: () => void): void =>
+    park(item, delayedInfo(item, attempt, at), item.fromTier, counted(item, ack));
+  /** one waiting to be decided again, as it is; */
+  const parkWaiting = (item: FlowItem, ack: () => void): void => park(item, item.info, true, counted(item, ack));
+  /** one waiting for the budget, to be decided again at once. */
+  const parkUndecided = (item: FlowItem, ack: () => void): void =>
+    park(item, { ...item.info, attempt: item.info.attempt + 1, notBefore: clock.now(), reason: { kind: 'overflow', limit: 'rate' } }, false, counted(item, ack));
+
+  /**
+   * Messages out being decided again (from the hold or the budget's queue), and whether a join
+   * lost their partition meanwhile: that join found nothing of them to park, so what their round
+   * answers is parked instead (`evict`). Dispatched as if the partition were kept, one could wait
+   * here past the hand-off bound while the new owner reads it again.
+   */
+  const redeciding = new Map<FlowItem, { lost: boolean }>();
+  const decideAgain = (item: FlowItem, ack: () => void): Promise<unknown> => {
+    redeciding.set(item, { lost: false });
+    return deps.again(item, ack).finally(() => redeciding.delete(item));
+  };
+  /** Whether the message comes back from a round of deciding it again during which a join lost its partition. */
+  const lostMeanwhile = (item: FlowItem): boolean => {
+    const round = redeciding.get(item);
+    if (round === undefined) return false;
+    redeciding.delete(item);
+    return round.lost;
+  };
+  const evict = (item: FlowItem, action: Dispatched, ack: () => void): void => {
+    switch (action.kind) {
+      case 'release':
+        return parkHeld(item, action.attempt, action.at, ack);
+      case 'wait':
+        return parkWaiting(item, ack);
+      case 'wait-budget':
+        return parkUndecided(item, ack);
+      default:
+        return dispatch(item, action, ack);
+    }
   };
 
   const wait = (item: FlowItem, until: number, ack: () => void): void =>
@@ -263,8 +304,8 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       at: until,
       bytes: item.size,
       owner: ownerOf(item.topic, item.partition),
-      release: () => deps.again(item, ack),
-      evict: () => park(item, item.info, true, counted(item, ack)),
+      release: () => decideAgain(item, ack),
+      evict: () => parkWaiting(item, ack),
     });
 
   /**
@@ -276,13 +317,14 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       producer: item.info.producer,
       owner: ownerOf(item.topic, item.partition),
       bytes: item.size,
-      redecide: () => deps.again(item, ack),
-      evict: () => park(item, { ...item.info, attempt: item.info.attempt + 1, notBefore: clock.now(), reason: { kind: 'overflow', limit: 'rate' } }, false, counted(item, ack)),
+      redecide: () => decideAgain(item, ack),
+      evict: () => parkUndecided(item, ack),
     }, action.maxWaitMs, action.chunk);
     if (!queued) dispatch(item, action.otherwise as Dispatched, ack);
   };
 
   const dispatch = (item: FlowItem, action: Dispatched, ack: () => void): void => {
+    if (redeciding.size > 0 && lostMeanwhile(item)) return evict(item, action, ack);
     switch (action.kind) {
       case 'wait-budget':
         return waitBudget(item, action, ack);
@@ -362,6 +404,10 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       for (const [producer, { n, spacingMs }] of late) if (lanes.farBelow(producer, spacingMs, n)) far.add(producer);
       for (const { item, action } of entries) {
         const { producer } = item.info;
+        if (redeciding.size > 0 && lostMeanwhile(item)) {
+          evict(item, action, () => acks.ack(item));
+          continue;
+        }
         // A message of a producer with nothing held and an idle lane, due now: the lane records
         // it as sent. A later one of the same producer in this fetch either joins the unit too
         // or waits (held, or in the lane behind it), so the unit, written after the loop, keeps
@@ -381,6 +427,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       frozen = false;
       deps.budgetQueue?.evictOwned(lost);
       deps.budgetQueue?.resume();
+      for (const [item, round] of redeciding) if (lost(ownerOf(item.topic, item.partition))) round.lost = true;
       for (const entry of hold.takeOwned(lost)) entry.evict();
       lanes.evictOwned(lost);
       const waiting = heldBack;

@@ -67,11 +67,12 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100, budgetQue
     },
   };
   const stuck: string[] = [];
-  const again: { item: FlowItem; ack: () => void }[] = [];
+  /** Messages out being decided again; `answered` ends the round (flow.ts's `again` settles once it dispatched the answer). */
+  const again: { item: FlowItem; ack: () => void; answered: () => void }[] = [];
   const reports: [string, Outcome][] = [];
   const dispatcher = createDispatcher({
     hold, lanes, writer: full, clock, metrics, logger: pino({ level: 'silent' }), tiers,
-    again: (i, ack) => Promise.resolve(void again.push({ item: i, ack })),
+    again: (i, ack) => new Promise<void>((answered) => void again.push({ item: i, ack, answered })),
     onStuck: (i) => void stuck.push(i.offset),
     report: (producer, outcome) => void reports.push([producer, outcome]),
     budgetQueue: budgetQueue?.(hold, clock),
@@ -730,6 +731,68 @@ describe('when the group rebalances', () => {
     t.clock.set(T0 + 40);
     await waitFor(() => t.written.length === 2, { timeoutMs: 2000, intervalMs: 2 });
     expect(t.written[1]).toMatchObject({ kind: 'forward', value: 'vkept' });
+  });
+});
+
+describe('when a join loses the partition of a message out being decided again (its round in Redis)', () => {
+  const lost = (owner: string) => owner === ownerOf('in', 1);
+  /** Two messages waiting in memory, one of the partition the join loses; both out being decided again at the join. */
+  const outAtTheJoin = async () => {
+    const t = setup();
+    t.dispatch(item('gone', { partition: 1, producer: 'r' }), { kind: 'wait', until: T0 + 20 });
+    t.dispatch(item('kept', { partition: 0, producer: 'q' }), { kind: 'wait', until: T0 + 20 });
+    t.clock.set(T0 + 20);
+    await waitFor(() => t.again.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+    t.dispatcher.handOver();
+    t.dispatcher.resume(lost);
+    await t.settle();
+    expect(t.written).toEqual([]); // the hold had nothing of them
+    const [gone, kept] = ['gone', 'kept'].map((offset) => t.again.find((a) => a.item.offset === offset)!);
+    /** A round's answer, handed over as takeItems does (src/flow/batch-handler.ts). */
+    const answer = (out: typeof gone, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>) => {
+      t.dispatcher.dispatchAll([{ item: out.item, action }], { track: () => undefined, ack: () => out.ack() });
+      out.answered();
+    };
+    return { t, gone, kept, answer };
+  };
+
+  it('parks a release it answers `delayed` with its slot, where it was sent as if its partition were kept; the other goes on time', async () => {
+    const { t, gone, kept, answer } = await outAtTheJoin();
+    answer(gone, release(T0 + 20, 1));
+    answer(kept, release(T0 + 20, 1));
+    await waitFor(() => t.acked.length === 2, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written.map((w) => [w.kind, w.value])).toEqual([['park', 'vgone'], ['forward', 'vkept']]);
+    expect(t.written[0].info).toMatchObject({ attempt: 1, notBefore: T0 + 20, reason: { kind: 'delayed' } });
+    expect(t.counted.outcomes).toEqual([['delayed', 'r'], ['forwarded', 'q']]);
+  });
+
+  it('parks a later release, a wait and a wait for the budget it answers, rather than holding them for a partition lost', async () => {
+    const actions = [
+      [release(T0 + 5000, 1), { notBefore: T0 + 5000, reason: { kind: 'delayed' } }],
+      [{ kind: 'wait', until: T0 + 5000 }, { notBefore: T0, reason: { kind: 'delayed' } }],
+      [{ kind: 'wait-budget', maxWaitMs: 60_000, chunk: 4, otherwise: { kind: 'wait', until: T0 + 5000 } }, { attempt: 1, notBefore: T0 + 20, reason: { kind: 'overflow', limit: 'rate' } }],
+    ] as const;
+    for (const [action, parked] of actions) {
+      const { t, gone, answer } = await outAtTheJoin();
+      answer(gone, action);
+      await waitFor(() => t.acked.includes('gone'), { timeoutMs: 2000, intervalMs: 2 });
+      expect(t.written).toEqual([expect.objectContaining({ kind: 'park', value: 'vgone', info: expect.objectContaining(parked) })]);
+      expect(t.hold.held().messages).toBe(0);
+    }
+  });
+
+  it('parks nothing twice: a round answered during the rebalance is parked by the join, once', async () => {
+    const t = setup();
+    t.dispatch(item('gone', { partition: 1, producer: 'r' }), { kind: 'wait', until: T0 + 20 });
+    t.clock.set(T0 + 20);
+    await waitFor(() => t.again.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    t.dispatcher.handOver();
+    t.dispatcher.dispatchAll([{ item: t.again[0].item, action: release(T0 + 20, 1) }], { track: () => undefined, ack: () => t.again[0].ack() });
+    t.again[0].answered();
+    t.dispatcher.resume(lost);
+    await waitFor(() => t.acked.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    await t.settle();
+    expect(t.written.map((w) => [w.kind, w.value])).toEqual([['park', 'vgone']]);
   });
 });
 
