@@ -44,6 +44,35 @@ export const setTimer = (callback: () => void, delayMs: number): Timer => {
   return timer;
 };
 
+/**
+ * As setTimer, for a timer that gives up waiting for an answer: at its end the event loop first
+ * reads what came in meanwhile (one setImmediate), then `callback` runs. Node runs expired timers
+ * before it polls its sockets, so after the loop was blocked past the delay (a long task; a
+ * process stopped by SIGSTOP or a long GC pause) a plain timer fires before the answers already
+ * there are read, and gives up on what had in fact come.
+ */
+export const setTimerAfterIo = (callback: () => void, delayMs: number): Timer => {
+  let unref = false;
+  let immediate: NodeJS.Immediate | undefined;
+  const timer = setTimer(() => {
+    immediate = setImmediate(callback);
+    if (unref) immediate.unref();
+  }, delayMs);
+  const afterIo: Timer = {
+    clear() {
+      timer.clear();
+      if (immediate) clearImmediate(immediate);
+    },
+    unref() {
+      unref = true;
+      timer.unref();
+      immediate?.unref();
+      return afterIo;
+    },
+  };
+  return afterIo;
+};
+
 /** Calls `callback` every `intervalMs` (beyond MAX_TIMER_MS too) until cleared. */
 export const setRepeating = (callback: () => void, intervalMs: number): Timer => {
   if (!(intervalMs > MAX_TIMER_MS)) {

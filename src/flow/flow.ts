@@ -14,6 +14,7 @@ import type { HoldScheduler } from '../hold/hold-scheduler';
 import type { ReleaseLanes } from '../hold/release-lanes';
 import type { Metrics } from '../metrics/types';
 import type { MessageWriter, Sender } from '../produce/batch-sender';
+import { setTimerAfterIo } from '../timers';
 import { type BatchControls, createBatchHandler, type SourceOptions, takeItems, type TakeDeps } from './batch-handler';
 import { createDispatcher, type Outcome } from './dispatch';
 import type { FlowItem, RoutePolicy } from './flow-item';
@@ -83,10 +84,11 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
   const take: TakeDeps = { decider: shared.decider, ruleOf: shared.ruleOf, policy: options.policy, clock, budgetQueue: shared.budgetQueue };
   const late: { consumer?: GroupConsumer } = {};
   const blockedFor = new Set<BlockReason>();
-  // The writes under way, and the budget's messages out being decided again (their outcome is a write).
+  // The writes under way, and the budget's messages out being decided again (their outcome is a
+  // write); answers that came while the process was stopped are read before it gives up.
   const writesSettled = (): Promise<unknown> => Promise.race([
     (shared.budgetQueue?.settled() ?? Promise.resolve()).then(() => shared.sender.flush()),
-    new Promise((resolve) => setTimeout(resolve, SETTLE_MS).unref()),
+    new Promise((resolve) => void setTimerAfterIo(() => resolve(undefined), SETTLE_MS).unref()),
   ]);
 
   const again = (item: FlowItem, ack: () => void): Promise<unknown> => {

@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics/types';
+import { setTimerAfterIo, type Timer } from '../timers';
 
 /** Longest a rebalance step waits for the sends under way to be acknowledged (src/flow/flow.ts). */
 export const SETTLE_MS = 2000;
@@ -52,15 +53,15 @@ const RELEASE = `local v = redis.call('get', KEYS[1])
 if v ~= false and string.sub(v, 1, #ARGV[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0`;
 
+/** The call's answer, or a failure after `ms` (an answer that came while the process was stopped is read first). */
 const within = <T>(work: Promise<T>, ms: number, what: string): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   return Promise.race([
     work,
     new Promise<never>((_, fail) => {
-      timer = setTimeout(() => fail(new Error(`${what}: no answer from Redis within ${ms} ms`)), ms);
-      timer.unref();
+      timer = setTimerAfterIo(() => fail(new Error(`${what}: no answer from Redis within ${ms} ms`)), ms).unref();
     }),
-  ]).finally(() => clearTimeout(timer));
+  ]).finally(() => timer?.clear());
 };
 
 export const createRedisFenceStore = (redis: Redis | Cluster): FenceStore => ({

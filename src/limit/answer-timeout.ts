@@ -18,7 +18,7 @@
  * per node and this clock one for all: a call may start its clock later than its write, never
  * earlier (a stall is then noticed within at most twice timeoutMs).
  */
-import { setTimer, type Timer } from '../timers';
+import { setTimerAfterIo, type Timer } from '../timers';
 
 export interface AnswerClock {
   /** Resolves or rejects like `call`, or rejects with "no answer within timeoutMs ms". */
@@ -51,11 +51,9 @@ export const createAnswerClock = (timeoutMs: number): AnswerClock => {
     let done = false;
     let counted = false;
     const timeout = new Promise<never>((_resolve, reject) => {
-      const fail = (): void => {
-        setImmediate(() => reject(new Error(`no answer within ${timeoutMs} ms`)));
-      };
+      const fail = (): void => reject(new Error(`no answer within ${timeoutMs} ms`));
       const startClock = (): void => {
-        if (!done) timer = setTimer(fail, timeoutMs);
+        if (!done) timer = setTimerAfterIo(fail, timeoutMs);
       };
       if (inFlight === 0 && queued.length === 0 && !forming) {
         forming = true;

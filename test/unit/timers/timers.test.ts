@@ -1,4 +1,6 @@
-import { clampDelay, MAX_TIMER_MS, setRepeating, setTimer } from '../../../src/timers';
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
+import { clampDelay, MAX_TIMER_MS, setRepeating, setTimer, setTimerAfterIo, type Timer } from '../../../src/timers';
 
 const DAY_MS = 86_400_000;
 
@@ -61,6 +63,7 @@ describe('when a deadline lies beyond what setTimeout holds', () => {
     const rearmed = unref.mock.results[0].value as NodeJS.Timeout;
     expect(rearmed.hasRef()).toBe(false);
     timer.clear();
+    unref.mockRestore();
   });
 });
 
@@ -105,5 +108,64 @@ describe('setRepeating', () => {
     expect(fired).toHaveBeenCalledTimes(2);
     timer.clear();
     expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
+describe('when the event loop was blocked past a timer that gives up waiting for an answer (a stopped process, a long task)', () => {
+  const busyFor = (ms: number): void => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      // blocked, as a process stopped by SIGSTOP finds itself when it goes on
+    }
+  };
+
+  /**
+   * A loopback server that, at each question, arms the 50 ms timer, answers, and blocks the loop
+   * for 100 ms: the answer is in the client's socket when the loop goes on, the timer long past.
+   * What came first: the answer read, or the timer.
+   */
+  const firstOf = async (arm: (callback: () => void, ms: number) => Timer): Promise<string[]> => {
+    const seen: string[] = [];
+    let timer: Timer | undefined;
+    const server = net.createServer((socket) => socket.on('data', () => {
+      timer = arm(() => void seen.push('timer'), 50);
+      socket.write('answer');
+      busyFor(100);
+    }));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const client = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+    try {
+      await once(client, 'connect');
+      const answered = once(client, 'data').then(() => void seen.push('answer'));
+      client.write('question');
+      await answered;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return seen;
+    } finally {
+      timer?.clear();
+      client.destroy();
+      server.close();
+    }
+  };
+
+  it('setTimer fires before the answer already there is read', async () => {
+    expect(await firstOf(setTimer)).toEqual(['timer', 'answer']);
+  });
+
+  it('setTimerAfterIo reads it first, then fires', async () => {
+    expect(await firstOf(setTimerAfterIo)).toEqual(['answer', 'timer']);
+  });
+
+  it('setTimerAfterIo fires after its delay when nothing comes, and not once cleared', async () => {
+    const fired = jest.fn();
+    const started = Date.now();
+    setTimerAfterIo(fired, 30);
+    const cleared = jest.fn();
+    setTimerAfterIo(cleared, 30).clear();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(fired).toHaveBeenCalledTimes(1);
+    expect(cleared).not.toHaveBeenCalled();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(30);
   });
 });
