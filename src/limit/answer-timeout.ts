@@ -13,7 +13,7 @@
  * start their clocks in a setImmediate queued after ioredis's flush; the calls queued while a
  * group is in flight start theirs when every call of that group has settled (answered, failed
  * or timed out: a stalled Redis still fails each later group within timeoutMs of the one before);
- * and at expiry the poll phase gets one more turn (setImmediate) before the call is failed.
+ * and at expiry the poll phase gets one more turn (setTimerAfterIo) before the call is failed.
  * One clock per connection's user (the store). With a Redis Cluster, ioredis keeps one pipeline
  * per node and this clock one for all: a call may start its clock later than its write, never
  * earlier (a stall is then noticed within at most twice timeoutMs).
