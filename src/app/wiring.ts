@@ -263,7 +263,8 @@ const until = (work: Promise<unknown>, deadline: number): Promise<unknown> =>
 /**
  * The graceful stop of docs/design.md "Kafka mechanics", bounded by `budgetMs`: fetch nothing more; held messages
  * due within a second leave, later ones are parked (`delayed`, their slot kept; a tier message
- * goes back to a tier); wait for the writes; commit; leave the groups; disconnect. A write
+ * goes back to a tier), and so is what is out being decided again once answered; wait for the
+ * writes; commit; leave the groups; disconnect. A write
  * still failing at the end is left unacknowledged (delivered again after a restart: nothing is lost).
  */
 export const stopPipeline = async (pipeline: Pipeline, budgetMs: number): Promise<void> => {
@@ -281,6 +282,8 @@ export const stopPipeline = async (pipeline: Pipeline, budgetMs: number): Promis
   for (const held of hold.takeLaterThan(clock.now() + 1000)) held.evict();
   await until(hold.whenEmpty(), deadline - 4000);
   for (const held of hold.takeLaterThan(-Infinity)) held.evict();
+  // The hold is empty for good: what is still out being decided again is parked as it is answered.
+  await until(Promise.all(pipeline.flows.map((flow) => flow.parkOut())), deadline - 2500);
   await until(pipeline.sender.flush(), deadline - 2000);
   pipeline.sender.close();
   await until(pipeline.sender.flush(), deadline - 1500);

@@ -15,7 +15,8 @@
  * message back on a tier — so it is acknowledged and committed before a new owner reads the
  * partition: nothing is sent twice, no slot charged twice. What stays (partitions kept) leaves
  * on its slot: parking it would bring it back late. A message out being decided again at the join
- * (its round in Redis) is parked likewise when its round answers.
+ * (its round in Redis) is parked likewise when its round answers; so is every such message at a
+ * stop, once the hold is emptied (`parkOut`).
  */
 import type { Logger } from 'pino';
 import type { BudgetQueue } from '../budget/budget-queue';
@@ -82,6 +83,8 @@ export interface Dispatcher {
   handOver(): void;
   /** The group joined: forward again; park what is still held for partitions lost (and what is out being decided again, once decided). */
   resume(lost: (owner: string) => boolean): void;
+  /** A stop, once the hold is emptied: what is out being decided again is parked as its round answers; resolves when none is out. */
+  parkOut(): Promise<void>;
 }
 
 /**
@@ -275,9 +278,17 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
    * here past the hand-off bound while the new owner reads it again.
    */
   const redeciding = new Map<FlowItem, { lost: boolean }>();
+  /** Their rounds (each settles once its answer was dispatched); after `parkOut` every answer is parked. */
+  const out = new Set<Promise<unknown>>();
+  let parkingOut = false;
   const decideAgain = (item: FlowItem, ack: () => void): Promise<unknown> => {
-    redeciding.set(item, { lost: false });
-    return deps.again(item, ack).finally(() => redeciding.delete(item));
+    redeciding.set(item, { lost: parkingOut });
+    const round = deps.again(item, ack).finally(() => {
+      redeciding.delete(item);
+      out.delete(round);
+    });
+    out.add(round);
+    return round;
   };
   /** Whether the message comes back from a round of deciding it again during which a join lost its partition. */
   const lostMeanwhile = (item: FlowItem): boolean => {
@@ -433,6 +444,11 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       const waiting = heldBack;
       heldBack = [];
       for (const entry of waiting) (lost(entry.owner) ? entry.park : entry.go)();
+    },
+    async parkOut() {
+      parkingOut = true;
+      for (const round of redeciding.values()) round.lost = true;
+      await Promise.allSettled([...out]);
     },
   };
 };

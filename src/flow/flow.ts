@@ -69,6 +69,8 @@ export interface Flow {
   block(reason: BlockReason, on: boolean): void;
   /** Graceful stop, first part: fetch nothing more; resolves once no batch is being handled. */
   halt(deadline: number): Promise<void>;
+  /** Graceful stop, once the hold is emptied: messages out being decided again are parked as their rounds answer; resolves when none is out. */
+  parkOut(): Promise<void>;
   /** Graceful stop, last part: commit, leave the group, disconnect (bounded by `deadline`). */
   stop(deadline: number): Promise<void>;
 }
@@ -158,6 +160,7 @@ export const createFlow = (shared: FlowShared, options: FlowOptions): Flow => {
       consumer.pauser.setBlocked(true);
       while (active > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     },
+    parkOut: () => dispatcher.parkOut(),
     stop: (deadline) => consumer.stop(deadline),
   };
 };

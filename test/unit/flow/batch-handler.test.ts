@@ -46,6 +46,7 @@ const setup = (options: {
     dispatchAll: (entries, acks) => void dispatched.push(...entries.map(({ item, action }) => ({ item, action, ack: () => acks.ack(item) }))),
     handOver: () => undefined,
     resume: () => undefined,
+    parkOut: async () => undefined,
   };
   const hold = createHoldScheduler({ clock, maxMessages: 1, maxBytes: 1e6 });
   if (options.full) hold.track(1);

@@ -796,6 +796,29 @@ describe('when a join loses the partition of a message out being decided again (
   });
 });
 
+describe('when the process stops with a message out being decided again', () => {
+  it('parks it as its round answers, once the hold was emptied (parkOut), and resolves only then', async () => {
+    const t = setup();
+    t.dispatch(item('out'), { kind: 'wait', until: T0 + 20 });
+    t.clock.set(T0 + 20);
+    await waitFor(() => t.again.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    let parkedOut = false;
+    const parking = t.dispatcher.parkOut().then(() => void (parkedOut = true));
+    await t.settle();
+    expect(parkedOut).toBe(false); // its round is still out
+    t.dispatcher.dispatchAll([{ item: t.again[0].item, action: release(T0 + 20, 1) }], { track: () => undefined, ack: () => t.again[0].ack() });
+    t.again[0].answered();
+    await parking;
+    await waitFor(() => t.acked.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written).toEqual([expect.objectContaining({ kind: 'park', value: 'vout', info: expect.objectContaining({ notBefore: T0 + 20, reason: { kind: 'delayed' } }) })]);
+  });
+
+  it('resolves at once when nothing is out', async () => {
+    const t = setup();
+    await expect(t.dispatcher.parkOut()).resolves.toBeUndefined();
+  });
+});
+
 describe('when a message waits for a contended budget', () => {
   const queues: BudgetQueue[] = [];
   afterEach(() => queues.splice(0).forEach((q) => q.close()));
