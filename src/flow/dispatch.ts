@@ -431,13 +431,17 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       if (unit.length > 0) forwardTogether(unit, acks, now);
     },
     handOver() {
+      // Once until the join (a commit refused as stale, then REBALANCING): the budget's queue,
+      // shared by the flows, counts one pause of each.
+      if (frozen) return;
       frozen = true;
       deps.budgetQueue?.pause();
     },
     resume(lost) {
+      const wasFrozen = frozen;
       frozen = false;
       deps.budgetQueue?.evictOwned(lost);
-      deps.budgetQueue?.resume();
+      if (wasFrozen) deps.budgetQueue?.resume();
       for (const [item, round] of redeciding) if (lost(ownerOf(item.topic, item.partition))) round.lost = true;
       for (const entry of hold.takeOwned(lost)) entry.evict();
       lanes.evictOwned(lost);

@@ -70,17 +70,18 @@ const setup = (writer: Partial<MessageWriter> = {}, maxMessages = 100, budgetQue
   /** Messages out being decided again; `answered` ends the round (flow.ts's `again` settles once it dispatched the answer). */
   const again: { item: FlowItem; ack: () => void; answered: () => void }[] = [];
   const reports: [string, Outcome][] = [];
+  const queue = budgetQueue?.(hold, clock);
   const dispatcher = createDispatcher({
     hold, lanes, writer: full, clock, metrics, logger: pino({ level: 'silent' }), tiers,
     again: (i, ack) => new Promise<void>((answered) => void again.push({ item: i, ack, answered })),
     onStuck: (i) => void stuck.push(i.offset),
     report: (producer, outcome) => void reports.push([producer, outcome]),
-    budgetQueue: budgetQueue?.(hold, clock),
+    budgetQueue: queue,
   });
   const acked: string[] = [];
   const dispatch = (i: FlowItem, action: Exclude<Action, { kind: 'decide' } | { kind: 'stall' }>) => dispatcher.dispatch(i, action, () => void acked.push(i.offset));
   const settle = () => new Promise((r) => setImmediate(r));
-  return { clock, hold, lanes, written, counted, stuck, again, reports, acked, dispatch, dispatcher, settle };
+  return { clock, hold, lanes, written, counted, stuck, again, reports, acked, dispatch, dispatcher, settle, queue };
 };
 
 const release = (at: number, attempt = 1, spacingMs = 0) => ({ kind: 'release', at, attempt, spacingMs }) as const;
@@ -831,6 +832,31 @@ describe('when a message waits for a contended budget', () => {
     kind: 'wait-budget', maxWaitMs: 60_000, chunk: 4,
     otherwise: { kind: 'park', tier: s5, info: info({ attempt: 1, notBefore: until, reason: { kind: 'overflow', limit: 'rate' } }), moved: false },
   }) as const;
+
+  it('is decided again after a join that ended two hand-overs (a commit refused as stale, then REBALANCING): the queue counts one pause of the flow', async () => {
+    const t = withQueue();
+    t.dispatch(item('1'), waitBudget(T0 + 60_000));
+    t.dispatcher.handOver();
+    t.dispatcher.handOver();
+    t.dispatcher.resume(() => false);
+    await waitFor(() => t.again.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.again[0].item.offset).toBe('1');
+  });
+
+  it('stays paused for a flow handed over when another flow sharing the queue joins without a hand-over (a first join)', async () => {
+    const t = withQueue();
+    const other = createDispatcher({
+      hold: t.hold, lanes: t.lanes, writer: {} as MessageWriter, clock: t.clock, metrics: noMetrics, logger: pino({ level: 'silent' }), tiers,
+      again: async () => undefined, onStuck: () => undefined, budgetQueue: t.queue,
+    });
+    t.dispatch(item('1'), waitBudget(T0 + 60_000));
+    t.dispatcher.handOver();
+    other.resume(() => false);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the queue pumps every 100 ms
+    expect(t.again).toEqual([]);
+    t.dispatcher.resume(() => false);
+    await waitFor(() => t.again.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+  });
 
   it('waits in memory counted against the hold\'s caps, goes its other way when the room is full, and is parked to be decided again when its partition is lost', async () => {
     const t = withQueue();
