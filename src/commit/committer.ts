@@ -166,6 +166,12 @@ const rebalanceErrors = new Set(['REBALANCE_IN_PROGRESS', 'ILLEGAL_GENERATION', 
 export const isRebalanceError = (error: unknown): boolean =>
   errorChain(error).some((e) => rebalanceErrors.has(String((e as { type?: unknown }).type)));
 
+const staleErrors = new Set(['ILLEGAL_GENERATION', 'UNKNOWN_MEMBER_ID']);
+
+/** A commit refused as of a past generation: the group went on without this member (it must join again). */
+export const isStaleGeneration = (error: unknown): boolean =>
+  errorChain(error).some((e) => staleErrors.has(String((e as { type?: unknown }).type)));
+
 export const createCommitter = ({
   tracker,
   target,

@@ -5,7 +5,8 @@
  * commit.intervalMs (and within a few ms of an acknowledgement). kafkajs has no revoke
  * callback and rejoins at once, so a rebalance is read from its events:
  *   REBALANCING → `onRebalancing(owned)`: the flow stops forwarding; what was written is
- *                 committed;
+ *                 committed (a commit refused as of a past generation hands over the same way:
+ *                 kafkajs joins again after UNKNOWN_MEMBER_ID without this event);
  *   GROUP_JOIN  → `onJoin(lost)`: the flow parks what is still held for partitions lost; that
  *                 is committed (the classic group protocol takes a commit of this member's
  *                 generation for any partition) before they are forgotten, and then their
@@ -26,7 +27,7 @@
 import type { Admin, Consumer, ConsumerConfig, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { createCommitter, type OffsetTracker } from '../commit/committer';
+import { type CommitTarget, createCommitter, isStaleGeneration, type OffsetTracker } from '../commit/committer';
 import type { Metrics } from '../metrics/types';
 import { setTimer } from '../timers';
 import { ownerOf } from './flow-item';
@@ -95,7 +96,6 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   const { tracker, logger, groupId } = options;
   const consumer: Consumer = options.kafka.consumer({ groupId, allowAutoTopicCreation: false, ...CONSUMER_SETTINGS, ...options.config });
   const pauser = createPartitionPauser({ consumer, clock: options.clock });
-  const committer = createCommitter({ tracker, target: consumer, logger, intervalMs: options.commitIntervalMs });
   let joined = false;
   let crashed = false;
   /** Pod-clock ms of the last sign of the group (heartbeat, fetch, join); undefined until started. */
@@ -131,6 +131,35 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   let rejoinFailed = false;
   /** The watchdog is running the consumer again: a crash now is one failed attempt, not the end. */
   let rejoining = false;
+  /** From a rebalance's start (REBALANCING, a commit refused as of a past generation, a rejoin) until the next join: forwards are held back. */
+  let handingOver = false;
+  /** The flow holds its forwards back, told which partitions this member owned. */
+  const handOverOwned = (): Promise<void> => {
+    const owned = new Set(owners(assigned));
+    handingOver = true;
+    return options.onRebalancing((owner) => owned.has(owner));
+  };
+  /**
+   * A commit refused as of a past generation (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) says the
+   * group went on without this member: its partitions may be another's already. Forwards are held
+   * back from then until the next join, as at REBALANCING (after UNKNOWN_MEMBER_ID kafkajs joins
+   * again without that event). A refusal answered after a join was of the generation before.
+   */
+  const commitTarget: CommitTarget = {
+    async commitOffsets(points) {
+      const sentAt = joins;
+      try {
+        await consumer.commitOffsets(points);
+      } catch (error) {
+        if (!handingOver && !stopping && joins === sentAt && isStaleGeneration(error)) {
+          logger.warn({ group: groupId, err: error }, 'a commit was refused as of a past generation (the group went on without this member): forwards are held back until it joins again');
+          handOverOwned().catch(trouble('hand-over after a commit refused as of a past generation'));
+        }
+        throw error;
+      }
+    },
+  };
+  const committer = createCommitter({ tracker, target: commitTarget, logger, intervalMs: options.commitIntervalMs });
   const handoffMs = options.handoffMs ?? 0;
   const fence = handoffMs > 0
     ? createHandoffFence({ store: options.fences?.store, keyPrefix: options.fences?.keyPrefix ?? '', group: groupId, metrics: options.metrics, logger })
@@ -257,9 +286,8 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   };
 
   consumer.on(consumer.events.REBALANCING, () => {
-    const owned = new Set(owners(assigned));
     logger.debug('group rebalancing: forwards held back, committing what was written');
-    options.onRebalancing((owner) => owned.has(owner)).then(() => committer.commitNow()).catch(trouble('rebalance hand-over'));
+    handOverOwned().then(() => committer.commitNow()).catch(trouble('rebalance hand-over'));
   });
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     const joinedAt = Date.now();
@@ -277,6 +305,7 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
       .filter(({ partitions }) => partitions.length > 0);
     const lostParts = partsOf(assigned).filter(({ topic, partition }) => lost.has(ownerOf(topic, partition)));
     assigned = next;
+    handingOver = false;
     memberId = payload.memberId;
     joins += 1;
     rejoinFailed = false;
@@ -346,13 +375,12 @@ export const createGroupConsumer = (options: GroupConsumerOptions): GroupConsume
   const rejoin = async (): Promise<void> => {
     logger.error({ group: groupId, memberId, silentMs: Date.now() - (memberAt ?? Date.now()) },
       'the consumer is out of its group (no heartbeat or join, and the group lacks it) and kafkajs did not rejoin: disconnecting and running it again');
-    const owned = new Set(owners(assigned));
     const before = joins;
     const started = Date.now();
     const deadline = started + sessionMs + rebalanceMs;
     rejoining = true;
     // Commits are refused outside the group: only the hand-over matters, and it starts at once.
-    options.onRebalancing((owner) => owned.has(owner)).catch(trouble('rebalance hand-over before a rejoin'));
+    handOverOwned().catch(trouble('rebalance hand-over before a rejoin'));
     try {
       for (let attempt = 1; joins === before && Date.now() < deadline && !stopping; attempt += 1) {
         try {

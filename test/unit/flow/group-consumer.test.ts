@@ -95,6 +95,50 @@ describe('when a rebalance starts', () => {
   });
 });
 
+describe('when a commit is refused as of a past generation (the group went on without this member)', () => {
+  const refused = (type: string) => Object.assign(new Error(`refused: ${type}`), { type });
+  /** Joined with t.5s/0, and one message of it acknowledged: the next commit has something to send. */
+  const acknowledged = (g: ReturnType<typeof build>, offset: number): void => g.tracker.partition('t.5s', 0).track(offset)();
+
+  it('holds forwards back at once, as at REBALANCING, and once only until the next join', async () => {
+    const g = build();
+    g.join({ 't.5s': [0] });
+    for (const [offset, type] of [[10, 'ILLEGAL_GENERATION'], [11, 'UNKNOWN_MEMBER_ID']] as const) {
+      g.consumer.commitOffsets.mockRejectedValueOnce(refused(type));
+      acknowledged(g, offset);
+      await g.group.commitNow();
+    }
+    expect(g.rebalancing).toHaveBeenCalledTimes(1);
+    const owned = g.rebalancing.mock.calls[0][0];
+    expect([ownerOf('t.5s', 0), ownerOf('t.5s', 1)].map(owned)).toEqual([true, false]);
+    g.join({ 't.5s': [0] });
+    g.consumer.commitOffsets.mockRejectedValueOnce(refused('UNKNOWN_MEMBER_ID'));
+    acknowledged(g, 12);
+    await g.group.commitNow();
+    expect(g.rebalancing).toHaveBeenCalledTimes(2);
+  });
+
+  it('does nothing for a refusal answered after a join (a commit of the generation before), nor for a rebalance under way or a coordinator moved', async () => {
+    const g = build();
+    g.join({ 't.5s': [0] });
+    let refuse: (error: Error) => void = () => undefined;
+    g.consumer.commitOffsets.mockImplementationOnce(() => new Promise<void>((_, reject) => (refuse = reject)));
+    acknowledged(g, 10);
+    const committing = g.group.commitNow();
+    await new Promise((resolve) => setImmediate(resolve));
+    g.join({ 't.5s': [0] });
+    refuse(refused('ILLEGAL_GENERATION'));
+    await committing;
+    for (const [offset, type] of [[11, 'REBALANCE_IN_PROGRESS'], [12, 'NOT_COORDINATOR']] as const) {
+      g.consumer.commitOffsets.mockRejectedValueOnce(refused(type));
+      acknowledged(g, offset);
+      await g.group.commitNow();
+    }
+    expect(g.consumer.commitOffsets.mock.calls.length).toBeGreaterThanOrEqual(3); // the join commits too
+    expect(g.rebalancing).not.toHaveBeenCalled();
+  });
+});
+
 describe('how long the consumer has not heard from its group', () => {
   afterEach(() => jest.restoreAllMocks());
 
