@@ -22,7 +22,14 @@ const kafka = createKafka();
 const BUDGET = 300;
 const READS = 150;
 const MAX_LAG = 200;
-const LOAD_S = 30;
+/**
+ * The window judged runs from 15 s (two AIMD cycles from the full budget) to the load's end. What
+ * is forwarded in it is what the consumer read plus the lag's change across it, and the first
+ * overshoot's lag (337–558 in CI runs) drains at the hold that follows it: over 15 s that change
+ * alone moved the mean by up to 35/s (116/s in one CI run on Kafka 4.3.1, the bound 120); over 25 s
+ * by about 20.
+ */
+const LOAD_S = 40;
 const scenarios: BacklogScenario[] = [];
 
 afterEach(async () => {
@@ -76,7 +83,7 @@ describe('a budget that follows its downstream consumer group', () => {
       const offered = await offerLoad(kafkaBrokers(), s.ingress, ['a', 'b'].map((id) => ({ id, perSecond: BUDGET / 2, seconds: LOAD_S, keys: 4 })));
       const outcome = await reader.finish();
       const t0 = offered.startedAt;
-      // Settled: from 15 s (two AIMD cycles from the full budget) to the end of the load.
+      // Settled: from 15 s to the end of the load (LOAD_S says why it is that long).
       const [from, to] = [t0 + 15_000, offered.endedAt];
       const forwarded = outcome.forwarded.filter((o) => o.appendMs >= from && o.appendMs < to).length;
       const rate = (forwarded * 1000) / (to - from);
