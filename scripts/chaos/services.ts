@@ -80,10 +80,9 @@ const formatLogDir = (lib: string, properties: string): Promise<void> =>
       (error, stdout, stderr) => (error ? fail(new Error(`formatting the Kafka log directory failed:\n${`${stdout}${stderr}`.trim()}`)) : done()));
   });
 
-const startKafka = async (dir: string, version: string): Promise<{ service: PrivateService; brokers: string }> => {
-  const lib = await ensureKafkaJars(version);
-  const home = path.join(dir, 'kafka');
+const launchKafka = async (home: string, lib: string, version: string): Promise<{ service: PrivateService; brokers: string }> => {
   const data = path.join(home, 'data');
+  fs.rmSync(home, { recursive: true, force: true });
   fs.mkdirSync(data, { recursive: true });
   const [port, controllerPort] = await freePorts(2);
   const properties = path.join(home, 'server.properties');
@@ -96,12 +95,28 @@ const startKafka = async (dir: string, version: string): Promise<{ service: Priv
   const child = detached('java', [...jvm, '-cp', `${lib}/*`, KAFKA_MARKER, properties], log, home);
   const deadline = Date.now() + 120_000;
   while (!fs.readFileSync(log, 'utf8').includes('Kafka Server started')) {
-    if (child.exited() || Date.now() > deadline) throw new Error(`the chaos Kafka broker did not start; last lines of ${log}:\n${tailOf(log)}`);
+    if (child.exited() || Date.now() > deadline) {
+      await stopGroup(child.pid, undefined, 10_000);
+      started.delete(child.pid);
+      throw new Error(`the chaos Kafka broker did not start; last lines of ${log}:\n${tailOf(log)}`);
+    }
     await sleep(250);
   }
   const brokers = `${HOST}:${port}`;
   if (!(await describeClusterAnswers(brokers, Date.now() + 30_000))) throw new Error(`the chaos Kafka broker started but does not answer on ${brokers}`);
   return { service: { name: 'kafka', pid: child.pid, log }, brokers };
+};
+
+/** A port taken between choosing and binding it (another process was faster) gets one more try, as `npm run services` does. */
+const startKafka = async (dir: string, version: string): Promise<{ service: PrivateService; brokers: string }> => {
+  const lib = await ensureKafkaJars(version);
+  const home = path.join(dir, 'kafka');
+  try {
+    return await launchKafka(home, lib, version);
+  } catch (error) {
+    if (!/Address already in use/i.test((error as Error).message)) throw error;
+    return launchKafka(home, lib, version);
+  }
 };
 
 /**
