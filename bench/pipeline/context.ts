@@ -8,11 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
 import type { Kafka } from 'kafkajs';
+import { freePort } from '../../scripts/services/ports';
 import { createKafka } from '../../test/helpers/kafka';
 import { randomGroupId, randomId } from '../../test/helpers/names';
 import type { ServicesEnv } from './services-env';
 import { startSide, type Side, type SideKind } from './side';
-import { benchSluiceEnv, freePort, parkingTopics, pipeEnv, type SideTopics, sluiceEnv, type SluiceSetup, writeQuotas } from './side-env';
+import { benchSluiceEnv, parkingTopics, pipeEnv, type SideTopics, sluiceEnv, type SluiceSetup, writeQuotas } from './side-env';
 import { topicBook, type TopicBook } from './topics';
 
 export interface BenchContext {

@@ -3,7 +3,6 @@
  * variables (as a user would), with a quota file written for the run; the pipe reads BENCH_*.
  */
 import { writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { randomName } from '../../test/helpers/names';
 import type { ServicesEnv } from './services-env';
@@ -35,16 +34,6 @@ export const writeQuotas = (dir: string, rule: Record<string, string>): string =
   writeFileSync(file, `default:\n${Object.entries(rule).map(([k, v]) => `  ${k}: "${v}"`).join('\n')}\n`);
   return file;
 };
-
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 
 export const sluiceEnv = (services: ServicesEnv, topics: SideTopics, setup: SluiceSetup, port: number): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH,

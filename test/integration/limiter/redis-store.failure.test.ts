@@ -1,5 +1,6 @@
 import net from 'node:net';
 import type Redis from 'ioredis';
+import { freePort } from '../../../scripts/services/ports';
 import { SluiceError } from '../../../src/errors';
 import { createRedisClient } from '../../../src/limit/redis-client';
 import { createRedisStore } from '../../../src/limit/redis-store';
@@ -32,14 +33,6 @@ const silentRedis = async (): Promise<{ port: number; scriptCalls: () => number;
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
   return { port, scriptCalls: () => calls, close };
-};
-
-const freePort = async (): Promise<number> => {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 };
 
 describe('Redis store when Redis is in trouble', () => {

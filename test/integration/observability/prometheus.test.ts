@@ -18,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { freePort } from '../../../scripts/services/ports';
 import { canInstallWithApt, ensurePrometheusTools, findPrometheusTool } from '../../../scripts/test-steps/promtool';
 import { createKafka, kafkaBrokers } from '../../helpers/kafka';
 import { type Owned, spawnOwned, stopOwned } from '../../helpers/processes';
@@ -25,7 +26,7 @@ import { redisUrl } from '../../helpers/redis';
 import { waitFor } from '../../helpers/wait';
 import { render } from '../../unit/helm/helm-binary';
 import {
-  type BacklogScenario, createBacklogScenario, deleteScenarioTopics, endAllReplicas, freePort, type Offered, offerLoad, type Replica, startReplica,
+  type BacklogScenario, createBacklogScenario, deleteScenarioTopics, endAllReplicas, type Offered, offerLoad, type Replica, startReplica,
 } from '../retry/backlog-fixture';
 
 const ROOT = join(__dirname, '../../..');

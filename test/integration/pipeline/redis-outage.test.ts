@@ -6,7 +6,7 @@
  *   park    — messages wait parked `store-unavailable`: nothing new leaves while Redis is down;
  *   forward — fail open: messages leave as they come, above the quota, and are counted.
  */
-import { createServer } from 'node:net';
+import { freePort } from '../../../scripts/services/ports';
 import { createKafka, waitForMessages } from '../../helpers/kafka';
 import { Owned, spawnOwned, stopOwned } from '../../helpers/processes';
 import { waitFor } from '../../helpers/wait';
@@ -16,16 +16,6 @@ const kafka = createKafka();
 const QUOTA = 20;
 const POLICIES = ['local', 'park', 'forward'] as const;
 type Policy = (typeof POLICIES)[number];
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 
 const startRedis = async (port: number): Promise<Owned> => {
   const owned = spawnOwned('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });

@@ -9,7 +9,7 @@ import '../../helpers/processes';
 import { createTopicsWithLeaders } from '../../../src/topics/create-topics';
 import { createKafka, createTopic, produce, waitForMessages } from '../../helpers/kafka';
 import { waitFor } from '../../helpers/wait';
-import { freePort } from '../retry/backlog-fixture';
+import { freePort } from '../../../scripts/services/ports';
 import { createScenario, Sidecar, startSidecar } from '../pipeline/sidecar-fixture';
 
 const kafka = createKafka();

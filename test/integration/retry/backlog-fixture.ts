@@ -14,10 +14,10 @@
  * - judgement (pure): lost, duplicates, quota used while backlogged, busiest second, order.
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { IHeaders, Kafka, logLevel, Message, Partitioners } from 'kafkajs';
+import { freePort } from '../../../scripts/services/ports';
 import { createTopic } from '../../helpers/kafka';
 import { killOwned, Owned, spawnOwned, stopAllOwned } from '../../helpers/owned-processes';
 import { randomGroupId, randomKeyPrefix, randomName } from '../../helpers/names';
@@ -122,16 +122,6 @@ export interface Replica {
 const live = new Set<Owned>();
 
 const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-
-export const freePort = (): Promise<number> =>
-  new Promise((done, fail) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => done(port));
-    });
-    server.on('error', fail);
-  });
 
 /**
  * Starts `sluice run` (SLUICE_ROOT_UNDER_TEST: from another work tree); output to a log file.
