@@ -8,10 +8,15 @@
  * - rebalance-stopped-owner: a replica carrying a backlog is SIGSTOPped for 1–2 s (CHAOS_STOP_MS) the moment it
  *   logs its join of the rebalance a new replica causes (its partitions lost being parked and
  *   committed), then SIGTERMed once the new one is ready, which carries on into the next round:
- *   no message is forwarded twice (the hand-off fences, src/flow/handoff-fence.ts), none lost.
+ *   no message is forwarded twice (the hand-off fences, src/flow/handoff-fence.ts), none lost;
+ * - budget-churn: three producers ask for 1.2× a contended `total:` budget, so their messages wait
+ *   in memory in the budget's lines and are decided again every 100 ms, while a replica joins and
+ *   the oldest leaves (SIGTERM) every round: what waits or is out being decided again when a
+ *   partition goes is parked (src/flow/dispatch.ts), so nothing is lost or forwarded twice, and the
+ *   replicas together stay within 1.05 × the budget + a slot per replica in any second.
  */
 import { readFileSync, watch } from 'node:fs';
-import { judgeAll, offerLoad, readOutcome, Replica, startReplica } from '../../test/integration/retry/backlog-fixture';
+import { judgeAll, maxInWindow, offerLoad, readOutcome, Replica, startReplica } from '../../test/integration/retry/backlog-fixture';
 import { pauseFor, pauseGroup, resumeGroup, sleep } from './faults';
 import { duplicateDetails, fmtLive, fmtSettled, fmtTotals, open, quotaFile, replicas, Scenario, settle, TIER_SETTINGS, totals, up } from './harness';
 import { healthz } from './probes';
@@ -161,6 +166,95 @@ export const rebalanceStoppedOwner: Scenario = {
       pass: stops.length === REPEAT && t.lost === 0 && t.duplicates === 0 && st.live.every(up) && rounds.length === 0,
       dir: s.dir,
       details: [...rounds, fmtTotals(t), duplicateDetails(st.outcome, offered.startedAt, 'the load started'), fmtSettled(st)],
+    }];
+  },
+};
+
+/** How many messages carried each `sluice-attempt`, e.g. `10: 140, 11: 9`. */
+const fmtAttempts = (outs: readonly { attempt: number }[]): string => {
+  const by = new Map<number, number>();
+  for (const o of outs) by.set(o.attempt, (by.get(o.attempt) ?? 0) + 1);
+  return by.size === 0 ? 'none' : [...by].sort((x, y) => x[0] - y[0]).map(([a, n]) => `${a}: ${n}`).join(', ');
+};
+
+/** budget-churn: the budget, and what each of its three producers offers (1.2× the budget together: the backlog stays within their queue). */
+const BUDGET = 30;
+const BUDGET_PRODUCERS = ['north', 'south', 'west'];
+const BUDGET_OFFER = 12;
+/** Replicas at once while one joins before the oldest leaves. */
+const AT_MOST = 3;
+
+export const budgetChurn: Scenario = {
+  name: 'budget-churn',
+  what: `three producers at 1.2× a ${BUDGET}/s budget, waiting in its lines, while a replica joins and the oldest leaves, ${REPEAT} times (the load for the first half)`,
+  timeoutMs: TIMEOUT_MS,
+  async run(ctx) {
+    const quotas = `total:\n  rate: ${BUDGET}/s\n${quotaFile(RATE, '60s')}`;
+    const settings = { ...TIER_SETTINGS, SLUICE_LOG_LEVEL: 'info' };
+    const s = await open(ctx, { quotas, settings, partitions: 4 });
+    const running = await replicas(s, 2);
+    const reader = await readOutcome(ctx.kafka, s);
+    const stopLoad = new AbortController();
+    const loading = offerLoad(ctx.brokers, s.ingress, BUDGET_PRODUCERS.map((id) => ({ id, perSecond: BUDGET_OFFER, seconds: 3_600, keys: 3 })), { until: stopLoad.signal });
+    const rounds: string[] = [];
+    const events: [number, string][] = [];
+    try {
+      await sleep(5_000);
+      for (let round = 1; round <= REPEAT; round += 1) {
+        const joined = await startReplica(s);
+        running.push(joined);
+        await joined.ready(90_000);
+        events.push([Date.now(), `${round} joined`]);
+        await sleep(3_000);
+        events.push([Date.now(), `${round} leaves`]);
+        const exit = await (running.shift() as Replica).stop('SIGTERM', 15_000);
+        if (exit.code !== 0) rounds.push(`round ${round}: the replica that left exited ${exit.code}`);
+        ctx.note(`budget-churn round ${round}: a replica joined, the oldest left (exit ${exit.code} in ${exit.ms} ms)`);
+        // The load stops after half the rounds: the rest churn while the lines drain, so the
+        // backlog stays within the producers' queue (a rebalance costs the budget about 0.7 s).
+        if (round === Math.ceil(REPEAT / 2)) stopLoad.abort();
+        await sleep(2_000);
+      }
+    } finally {
+      stopLoad.abort();
+    }
+    const offered = await loading;
+    const st = await settle(ctx, s, reader, offered, running, Date.now() + 240_000);
+    const t = totals(judgeAll(offered, st.outcome, () => BUDGET / BUDGET_PRODUCERS.length));
+    const appends = st.outcome.forwarded.map((o) => o.appendMs).sort((a, b) => a - b);
+    const busiest = maxInWindow(appends, 1000);
+    const bound = Math.floor(1.05 * BUDGET + AT_MOST);
+    // Used while the load ran (its first 10 s aside: the lines fill and the shares settle).
+    const from = offered.startedAt + 10_000;
+    const used = appends.filter((a) => a >= from && a < offered.endedAt).length / ((BUDGET * (offered.endedAt - from)) / 1000);
+    const waited = st.outcome.forwarded.filter((o) => o.attempt === 0 && (o.waitedMs ?? 0) >= 100).length;
+    const parked = st.outcome.forwarded.filter((o) => o.attempt > 0).length;
+    const exits = st.stops.filter((x) => x.code !== 0).length;
+    const bins = new Map<number, number>();
+    for (const at of appends) bins.set(Math.floor((at - offered.startedAt) / 1000), (bins.get(Math.floor((at - offered.startedAt) / 1000)) ?? 0) + 1);
+    const above = [...bins.values()].filter((n) => n > bound).length;
+    const each = BUDGET_PRODUCERS.map((id) => `${id} ${maxInWindow(st.outcome.forwarded.filter((o) => o.producer === id).map((o) => o.appendMs).sort((x, y) => x - y), 1000)}`).join(', ');
+    // Where the busiest second lies: its start, what went out in it, and the churn around it.
+    let start = appends[0] ?? 0;
+    for (let i = 0, j = 0; i < appends.length; i += 1) {
+      while ((appends[j] as number) < (appends[i] as number) - 999) j += 1;
+      if (i - j + 1 === busiest) {
+        start = appends[j] as number;
+        break;
+      }
+    }
+    const inIt = st.outcome.forwarded.filter((o) => o.appendMs >= start && o.appendMs < start + 1000);
+    const rel = (at: number): string => `${((at - offered.startedAt) / 1000).toFixed(1)} s`;
+    const perSecond = Array.from({ length: 11 }, (_, k) => appends.filter((a) => a >= start + (k - 5) * 1000 && a < start + (k - 4) * 1000).length);
+    const near = events.filter(([at]) => Math.abs(at - start) < 10_000).map(([at, what]) => `${what} ${rel(at)}`).join(', ');
+    const where = `busiest second from ${rel(start)}: ${inIt.filter((o) => o.attempt > 0).length} parked before, ${inIt.filter((o) => o.attempt === 0 && (o.waitedMs ?? 0) >= 100).length} waited in memory, ${inIt.filter((o) => o.attempt === 0 && (o.waitedMs ?? 0) < 100).length} at once; rounds near it: ${near || 'none'}; per second from 5 s before it: ${perSecond.join(' ')}`;
+    return [{
+      scenario: 'budget-churn',
+      invariant: `${REPEAT} rounds of a replica joining and the oldest leaving, messages waiting in the budget's lines: lost 0; duplicates 0; every replica exits 0; busiest second of all producers together ≤ ${bound} (1.05 × ${BUDGET}/s + a slot for each of up to ${AT_MOST} replicas); messages forwarded after waiting in a line`,
+      measured: `lost ${t.lost}; duplicates ${t.duplicates}; busiest second ${busiest}, whole seconds above the bound ${above} of ${bins.size}; busiest second per producer ${each} (a share of ${BUDGET / BUDGET_PRODUCERS.length}/s); budget used ${(used * 100).toFixed(1)} % while the load ran; forwarded after waiting in memory ${waited}, after being parked ${parked}; replicas that exited ≠ 0: ${rounds.length + exits}; last replicas ${fmtLive(st.live)}`,
+      pass: t.lost === 0 && t.duplicates === 0 && busiest <= bound && waited > 0 && rounds.length === 0 && exits === 0 && st.live.every(up),
+      dir: s.dir,
+      details: [...rounds, where, `dead-lettered by the attempt they carried: ${fmtAttempts(st.outcome.deadLettered)}`, fmtTotals(t), duplicateDetails(st.outcome, offered.startedAt, 'the load started'), fmtSettled(st)],
     }];
   },
 };

@@ -15,8 +15,9 @@ import type { LimiterStore } from '../limit/types';
 import { waitReady } from '../limit/wait-ready';
 import { noMetrics } from '../metrics/types';
 import { loadQuotas, resolveRule, type QuotaRules } from '../rules';
+import { existingPartitionCounts } from '../topics/check-topics';
 import type { UsageQuery } from '../usage';
-import { createLateBroadcastOf, createLimiter, createLimiterStore, createProducer, createRedis, type Limiter, partitionCounts, startKafka, usageQueryOf } from './wiring';
+import { createLateBroadcastOf, createLimiter, createLimiterStore, createProducer, createRedis, type Limiter, startKafka, usageQueryOf } from './wiring';
 
 /** A one-shot command may wait a little longer than the hot path's budget: at least 2 s a command, 5 s for the connection. */
 const oneShotRedis = (config: Config) => {
@@ -57,7 +58,7 @@ export const openDrain = async (config: Config, logger: Logger, topic?: string):
     redis.disconnect();
   };
   try {
-    const partitions = await partitionCounts(admin, [config.topics.downstream, ...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter, ...(topic ? [topic] : [])]);
+    const partitions = await existingPartitionCounts(admin, [config.topics.downstream, ...config.retry.tiers.map((t) => t.topic), config.topics.deadLetter, ...(topic ? [topic] : [])]);
     await members.refresh();
     await waitReady(redis, 3000).catch((error: unknown) => logger.warn({ err: error }, 'Redis not ready; limiter.onStoreError applies'));
     await producer.connect();

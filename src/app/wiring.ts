@@ -18,7 +18,6 @@ import { readLag } from '../budget/follow-lag';
 import { systemClock } from '../clock';
 import { registerCodecs } from '../codecs/register-codecs';
 import type { Config } from '../config/types';
-import { SluiceError } from '../errors';
 import { createSlotLeases } from '../decide/slot-leases';
 import { coalesceDecider, createFetchDecider, createGuardedStore, type FetchDecider, type GuardedStore, type RuleView, spacingOf } from '../decide/fetch-decider';
 import { createRedisStore } from '../limit/redis-store';
@@ -51,17 +50,6 @@ export const startKafka = async (config: Config, logger: Logger): Promise<{ kafk
   registerCodecs();
   const kafka = createKafka(config, logger);
   return { kafka, admin: await connectAdmin(kafka, config.kafka.brokers) };
-};
-
-/** Partition count of each topic; a missing topic is TOPIC_INVALID (exit 2) naming it. */
-export const partitionCounts = async (admin: Admin, topics: readonly string[]): Promise<Map<string, number>> => {
-  const existing = new Set(await admin.listTopics());
-  const missing = topics.filter((t) => !existing.has(t));
-  if (missing.length > 0) {
-    throw new SluiceError('TOPIC_INVALID', `missing topic(s): ${missing.join(', ')} (create them, or start sluice run once with topics.create=true)`);
-  }
-  const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
-  return new Map(metadata.map((t) => [t.name, t.partitions.length]));
 };
 
 /**

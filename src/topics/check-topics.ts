@@ -45,6 +45,16 @@ const partitionCounts = async (admin: Admin, topics: readonly string[]): Promise
   return new Map(meta.map((t) => [t.name, t.partitions.length]));
 };
 
+/** Partition count of each topic a command needs (`sluice drain`); a missing topic is TOPIC_INVALID (exit 2) naming it. */
+export const existingPartitionCounts = async (admin: Admin, topics: readonly string[]): Promise<Map<string, number>> => {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((t) => !existing.has(t));
+  if (missing.length > 0) {
+    throw new SluiceError('TOPIC_INVALID', `missing topic(s): ${missing.join(', ')} (create them, or start sluice run once with topics.create=true)`);
+  }
+  return partitionCounts(admin, topics);
+};
+
 const invalid = (topic: string, what: string): SluiceError =>
   new SluiceError('TOPIC_INVALID', `topic ${topic}: ${what}`);
 

@@ -1,3 +1,5 @@
+import pino from 'pino';
+import { openDrain } from '../../../src/app/wiring-commands';
 import { runDrain } from '../../../src/drain/drain-command';
 import type { DrainOptions } from '../../../src/drain/drain-plan';
 import { consumeAll, headerValues, type ConsumedMessage } from '../../helpers/kafka';
@@ -33,6 +35,15 @@ describe('sluice drain', () => {
 
   afterAll(async () => {
     await fx?.close();
+  });
+
+  describe('when a topic it needs does not exist', () => {
+    it('refuses before it starts (TOPIC_INVALID, exit 2), naming the topic', async () => {
+      const missing = `${fx.config.topics.retry}.nowhere`;
+      await expect(openDrain(fx.config, pino({ level: 'silent' }), missing)).rejects.toMatchObject({
+        code: 'TOPIC_INVALID', message: expect.stringContaining(`missing topic(s): ${missing}`),
+      });
+    });
   });
 
   describe('when run with --dry-run', () => {
