@@ -31,8 +31,10 @@ export interface WaitingMessage {
   bytes: number;
   /** Decide it again (through its own flow); settles once it was taken. */
   redecide(): Promise<unknown>;
-  /** Taken out undecided: park it to be decided again (rebalance, stop, waited its own queue). */
+  /** Taken out undecided by a rebalance or a stop: park it to be decided again (no refusal of its own). */
   evict(): void;
+  /** Waited its own queue: park it as the overflow it is (a refusal counted). */
+  expire(): void;
 }
 
 export interface BudgetQueue {
@@ -135,7 +137,7 @@ export const createBudgetQueue = ({ clock, limit, track }: BudgetQueueOptions): 
     while (line.entries.length > 0 && line.entries[0].deadline <= now) {
       const entry = line.entries.shift() as Entry;
       uncount(entry);
-      entry.message.evict();
+      entry.message.expire();
     }
     const chunk = line.entries.splice(0, line.chunk);
     if (chunk.length === 0) return forget(producer, line);

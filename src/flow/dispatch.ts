@@ -267,9 +267,15 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
     park(item, delayedInfo(item, attempt, at), item.fromTier, counted(item, ack));
   /** one waiting to be decided again, as it is; */
   const parkWaiting = (item: FlowItem, ack: () => void): void => park(item, item.info, true, counted(item, ack));
-  /** one waiting for the budget, to be decided again at once. */
-  const parkUndecided = (item: FlowItem, ack: () => void): void =>
-    park(item, { ...item.info, attempt: item.info.attempt + 1, notBefore: clock.now(), reason: { kind: 'overflow', limit: 'rate' } }, false, counted(item, ack));
+  /**
+   * one waiting for the budget, to be decided again at once: taken out by a hand-over (a join, a
+   * stop), with the attempt it came with (at least 1, its ingress decision), since a hand-over is
+   * no refusal of its own — counted, each join of a churning group would bring a message waiting
+   * its turn nearer to the dead-letter topic; one that waited its whole queue (`overflow`) counts
+   * the refusal, as one parked at once would have.
+   */
+  const parkUndecided = (item: FlowItem, ack: () => void, overflow = false): void =>
+    park(item, { ...item.info, attempt: overflow ? item.info.attempt + 1 : Math.max(1, item.info.attempt), notBefore: clock.now(), reason: { kind: 'overflow', limit: 'rate' } }, false, counted(item, ack));
 
   /**
    * Messages out being decided again (from the hold or the budget's queue), and whether a join
@@ -330,6 +336,7 @@ export const createDispatcher = (deps: DispatchDeps): Dispatcher => {
       bytes: item.size,
       redecide: () => decideAgain(item, ack),
       evict: () => parkUndecided(item, ack),
+      expire: () => parkUndecided(item, ack, true),
     }, action.maxWaitMs, action.chunk);
     if (!queued) dispatch(item, action.otherwise as Dispatched, ack);
   };

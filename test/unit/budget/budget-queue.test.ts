@@ -19,6 +19,7 @@ const harness = (options: { rate: number; limit?: { messages: number; bytes: num
   let tat = 0;
   const admitted: { id: number; at: number }[] = [];
   const evicted: number[] = [];
+  const expired: number[] = [];
   let refusals = 0;
   let tracked = 0;
   const queue: BudgetQueue = createBudgetQueue({
@@ -60,6 +61,7 @@ const harness = (options: { rate: number; limit?: { messages: number; bytes: num
       bytes: 10,
       redecide: async () => decide(id),
       evict: () => evicted.push(id),
+      expire: () => expired.push(id),
     }, options.maxWaitMs ?? 60_000);
   };
   /** A fresh message: waits behind the queue if there is one, else decided at once. */
@@ -70,7 +72,7 @@ const harness = (options: { rate: number; limit?: { messages: number; bytes: num
     else decide(id);
   };
   return {
-    queue, admitted, evicted, offer, push,
+    queue, admitted, evicted, expired, offer, push,
     setRate: (r: number) => (rate = r),
     refusals: () => refusals,
     tracked: () => tracked,
@@ -124,8 +126,9 @@ describe('messages waiting for the budget', () => {
     // 0 and 1 fit the bucket (250 ms ahead at 1/s: one slot now, one refused … ) — the rest wait or are refused room.
     expect(h.queue.waiting().messages).toBeLessThanOrEqual(5);
     await until(() => h.queue.waiting().messages === 0);
-    expect(h.evicted.length).toBeGreaterThan(0);
-    const all = new Set([...h.admitted.map((a) => a.id), ...h.evicted]);
+    expect(h.expired.length).toBeGreaterThan(0);
+    expect(h.evicted).toEqual([]);
+    const all = new Set([...h.admitted.map((a) => a.id), ...h.expired]);
     // Those refused room were decided at once by `offer` (refused, then pushed: false) — the caller parks them.
     expect(all.size).toBeLessThanOrEqual(10);
     expect(h.tracked()).toBe(0);
@@ -153,6 +156,7 @@ describe('a rebalance and a stop', () => {
     const everyone = new Set([...h.admitted.map((a) => a.id), ...h.evicted]);
     expect(everyone.size).toBe(40);
     expect(h.admitted.length + h.evicted.length).toBe(40);
+    expect(h.expired).toEqual([]);
     expect(h.tracked()).toBe(0);
   });
 });

@@ -874,4 +874,28 @@ describe('when a message waits for a contended budget', () => {
     expect(t.acked).toEqual(['2', '1']);
     expect(t.again).toEqual([]);
   });
+
+  it('parks a retry taken out at a join or a stop with the attempt it came with: a hand-over is no decision of its own, so churn dead-letters nothing', async () => {
+    for (const out of ['join', 'stop'] as const) {
+      const t = withQueue();
+      t.dispatch(item('1', { fromTier: true, info: { attempt: 4, reason: { kind: 'overflow', limit: 'rate' } } }), waitBudget(T0 + 60_000));
+      await t.settle();
+      expect(t.written).toEqual([]);
+      if (out === 'join') {
+        t.dispatcher.handOver();
+        t.dispatcher.resume(() => true);
+      } else t.queue?.close();
+      await waitFor(() => t.written.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+      expect(t.written[0]).toMatchObject({ kind: 'park', value: 'v1', info: { attempt: 4, reason: { kind: 'overflow', limit: 'rate' } } });
+    }
+  });
+
+  it('parks a retry that waited its whole queue with its refusal counted, as one parked at once would be', async () => {
+    const t = withQueue();
+    t.dispatch(item('1', { fromTier: true, info: { attempt: 4, reason: { kind: 'overflow', limit: 'rate' } } }), { ...waitBudget(T0 + 60_000), maxWaitMs: 200 });
+    t.clock.advance(300);
+    await waitFor(() => t.written.length === 1, { timeoutMs: 2000, intervalMs: 2 });
+    expect(t.written[0]).toMatchObject({ kind: 'park', value: 'v1', info: { attempt: 5, reason: { kind: 'overflow', limit: 'rate' } } });
+    expect(t.again).toEqual([]);
+  });
 });
