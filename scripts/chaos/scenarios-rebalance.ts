@@ -219,7 +219,26 @@ export const budgetChurn: Scenario = {
       stopLoad.abort();
     }
     const offered = await loading;
-    const st = await settle(ctx, s, reader, offered, running, Date.now() + 240_000);
+    const lags: string[] = [];
+    const st = await settle(ctx, s, reader, offered, running, Date.now() + 240_000, async () => {
+      const admin = ctx.kafka.admin();
+      await admin.connect();
+      try {
+        const topics = (await admin.listTopics()).filter((tp) => tp === s.ingress || tp.startsWith(`${s.retryBase}.`));
+        for (const [group, names] of [[s.env.SLUICE_GROUP_ID as string, [s.ingress]], [s.env.SLUICE_RETRY_GROUP_ID as string, topics.filter((tp) => tp !== s.ingress)]] as const) {
+          const committed = await admin.fetchOffsets({ groupId: group, topics: [...names] });
+          for (const tp of names) {
+            const ends = await admin.fetchTopicOffsets(tp);
+            for (const e of ends) {
+              const at = committed.find((c) => c.topic === tp)?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1';
+              if (BigInt(e.high) > BigInt(e.low) && BigInt(at) < BigInt(e.high)) lags.push(`${tp.slice(-8)}/${e.partition}: committed ${at} of ${e.high}`);
+            }
+          }
+        }
+      } finally {
+        await admin.disconnect();
+      }
+    });
     const t = totals(judgeAll(offered, st.outcome, () => BUDGET / BUDGET_PRODUCERS.length));
     const appends = st.outcome.forwarded.map((o) => o.appendMs).sort((a, b) => a - b);
     const busiest = maxInWindow(appends, 1000);
@@ -254,7 +273,7 @@ export const budgetChurn: Scenario = {
       measured: `lost ${t.lost}; duplicates ${t.duplicates}; busiest second ${busiest}, whole seconds above the bound ${above} of ${bins.size}; busiest second per producer ${each} (a share of ${BUDGET / BUDGET_PRODUCERS.length}/s); budget used ${(used * 100).toFixed(1)} % while the load ran; forwarded after waiting in memory ${waited}, after being parked ${parked}; replicas that exited ≠ 0: ${rounds.length + exits}; last replicas ${fmtLive(st.live)}`,
       pass: t.lost === 0 && t.duplicates === 0 && busiest <= bound && waited > 0 && rounds.length === 0 && exits === 0 && st.live.every(up),
       dir: s.dir,
-      details: [...rounds, where, `dead-lettered by the attempt they carried: ${fmtAttempts(st.outcome.deadLettered)}`, fmtTotals(t), duplicateDetails(st.outcome, offered.startedAt, 'the load started'), fmtSettled(st)],
+      details: [...rounds, `behind at the end: ${lags.join('; ') || 'nothing'}`, where, `dead-lettered by the attempt they carried: ${fmtAttempts(st.outcome.deadLettered)}`, fmtTotals(t), duplicateDetails(st.outcome, offered.startedAt, 'the load started'), fmtSettled(st)],
     }];
   },
 };
