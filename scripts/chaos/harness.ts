@@ -102,26 +102,33 @@ export const waitParked = async (kafka: Kafka, s: BacklogScenario, n: number, ti
   }
 };
 
-/** Whether every partition of `topics` is committed by `groupId` up to its end offset. */
-const committedToEnd = async (kafka: Kafka, groupId: string, topics: string[]): Promise<boolean> => {
-  if (topics.length === 0) return true;
+/** The partitions of `topics` that `groupId` has not committed to their end offset, e.g. `retry.5s/1: committed 2046 of 2079`. */
+export const behindEnd = async (kafka: Kafka, groupId: string, topics: string[]): Promise<string[]> => {
+  if (topics.length === 0) return [];
   const admin = kafka.admin();
   await admin.connect();
   try {
     const committed = await admin.fetchOffsets({ groupId, topics });
+    const behind: string[] = [];
     for (const topic of topics) {
-      const ends = await admin.fetchTopicOffsets(topic);
       const mine = committed.find((c) => c.topic === topic)?.partitions ?? [];
-      for (const end of ends) {
+      for (const end of await admin.fetchTopicOffsets(topic)) {
         if (BigInt(end.high) === BigInt(end.low)) continue;
         const at = mine.find((p) => p.partition === end.partition)?.offset ?? '-1';
-        if (BigInt(at) < BigInt(end.high)) return false;
+        if (BigInt(at) < BigInt(end.high)) behind.push(`${topic}/${end.partition}: committed ${at} of ${end.high}`);
       }
     }
-    return true;
+    return behind;
   } finally {
     await admin.disconnect();
   }
+};
+
+/** The retry tiers of `s` that exist now. */
+export const tiersOf = async (kafka: Kafka, s: BacklogScenario): Promise<string[]> => {
+  const admin = kafka.admin();
+  await admin.connect();
+  return (await admin.listTopics().finally(() => admin.disconnect())).filter((t) => t.startsWith(`${s.retryBase}.`));
 };
 
 /** Waits until nothing is held by `running` and both groups committed ingress and every tier to the end. */
@@ -131,11 +138,9 @@ export const quiesce = async (kafka: Kafka, s: BacklogScenario, running: Replica
     try {
       const held = await Promise.all(running.map(async (r) => (await v1Status(r.adminPort))?.held?.messages ?? -1));
       if (held.every((n) => n === 0)) {
-        const admin = kafka.admin();
-        await admin.connect();
-        const tiers = (await admin.listTopics().finally(() => admin.disconnect())).filter((t) => t.startsWith(`${s.retryBase}.`));
-        if ((await committedToEnd(kafka, s.env.SLUICE_GROUP_ID as string, [s.ingress]))
-          && (await committedToEnd(kafka, s.env.SLUICE_RETRY_GROUP_ID as string, tiers))) return true;
+        const tiers = await tiersOf(kafka, s);
+        if ((await behindEnd(kafka, s.env.SLUICE_GROUP_ID as string, [s.ingress])).length === 0
+          && (await behindEnd(kafka, s.env.SLUICE_RETRY_GROUP_ID as string, tiers)).length === 0) return true;
       }
     } catch {
       // a broker that is still recovering: try again

@@ -18,7 +18,7 @@
 import { readFileSync, watch } from 'node:fs';
 import { judgeAll, maxInWindow, offerLoad, readOutcome, Replica, startReplica } from '../../test/integration/retry/backlog-fixture';
 import { pauseFor, pauseGroup, resumeGroup, sleep } from './faults';
-import { duplicateDetails, fmtLive, fmtSettled, fmtTotals, open, quotaFile, replicas, Scenario, settle, TIER_SETTINGS, totals, up } from './harness';
+import { behindEnd, duplicateDetails, fmtLive, fmtSettled, fmtTotals, open, quotaFile, replicas, Scenario, settle, tiersOf, TIER_SETTINGS, totals, up } from './harness';
 import { healthz } from './probes';
 import { RATE } from './scenarios-stop';
 
@@ -221,23 +221,8 @@ export const budgetChurn: Scenario = {
     const offered = await loading;
     const lags: string[] = [];
     const st = await settle(ctx, s, reader, offered, running, Date.now() + 240_000, async () => {
-      const admin = ctx.kafka.admin();
-      await admin.connect();
-      try {
-        const topics = (await admin.listTopics()).filter((tp) => tp === s.ingress || tp.startsWith(`${s.retryBase}.`));
-        for (const [group, names] of [[s.env.SLUICE_GROUP_ID as string, [s.ingress]], [s.env.SLUICE_RETRY_GROUP_ID as string, topics.filter((tp) => tp !== s.ingress)]] as const) {
-          const committed = await admin.fetchOffsets({ groupId: group, topics: [...names] });
-          for (const tp of names) {
-            const ends = await admin.fetchTopicOffsets(tp);
-            for (const e of ends) {
-              const at = committed.find((c) => c.topic === tp)?.partitions.find((p) => p.partition === e.partition)?.offset ?? '-1';
-              if (BigInt(e.high) > BigInt(e.low) && BigInt(at) < BigInt(e.high)) lags.push(`${tp.slice(-8)}/${e.partition}: committed ${at} of ${e.high}`);
-            }
-          }
-        }
-      } finally {
-        await admin.disconnect();
-      }
+      const tiers = await tiersOf(ctx.kafka, s);
+      lags.push(...(await behindEnd(ctx.kafka, s.env.SLUICE_GROUP_ID as string, [s.ingress])), ...(await behindEnd(ctx.kafka, s.env.SLUICE_RETRY_GROUP_ID as string, tiers)));
     });
     const t = totals(judgeAll(offered, st.outcome, () => BUDGET / BUDGET_PRODUCERS.length));
     const appends = st.outcome.forwarded.map((o) => o.appendMs).sort((a, b) => a - b);
@@ -250,7 +235,10 @@ export const budgetChurn: Scenario = {
     const parked = st.outcome.forwarded.filter((o) => o.attempt > 0).length;
     const exits = st.stops.filter((x) => x.code !== 0).length;
     const bins = new Map<number, number>();
-    for (const at of appends) bins.set(Math.floor((at - offered.startedAt) / 1000), (bins.get(Math.floor((at - offered.startedAt) / 1000)) ?? 0) + 1);
+    for (const at of appends) {
+      const second = Math.floor((at - offered.startedAt) / 1000);
+      bins.set(second, (bins.get(second) ?? 0) + 1);
+    }
     const above = [...bins.values()].filter((n) => n > bound).length;
     const each = BUDGET_PRODUCERS.map((id) => `${id} ${maxInWindow(st.outcome.forwarded.filter((o) => o.producer === id).map((o) => o.appendMs).sort((x, y) => x - y), 1000)}`).join(', ');
     // Where the busiest second lies: its start, what went out in it, and the churn around it.
